@@ -1,0 +1,193 @@
+"""Command line: python -m td3_lib train|play|evaluate."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import warnings
+from pathlib import Path
+
+from .checkpoint import CheckpointError
+from .training import TrainingDiverged
+
+EPILOG = "Example: python -m td3_lib train --env Pendulum-v1"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad argument in one line (status 2), without the usage block."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be a positive integer")
+    return value
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be an integer >= 0")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m td3_lib", description="Train, evaluate and watch TD3 agents.",
+                     epilog=EPILOG)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    t = sub.add_parser("train", help="train an agent, then save its checkpoint, curve and a video",
+                       description="Train TD3 with the environment's preset; save checkpoint.pt, "
+                                   "history.csv, curve.png and a video in --out.")
+    t.add_argument("--env", required=True, help="environment id, e.g. Pendulum-v1, BipedalWalker-v3")
+    t.add_argument("--steps", type=_positive_int, help="environment steps in all (default: the preset's)")
+    t.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed (default 0)")
+    t.add_argument("--device", default="auto", help="auto (GPU if there is one), cpu, cuda or cuda:N")
+    t.add_argument("--out", type=Path, help="run directory (default runs/ENV-seedS)")
+    t.add_argument("--resume", action="store_true", help="continue the run saved in --out")
+    t.add_argument("--save-buffer", action="store_true",
+                   help="keep the replay buffer in checkpoints, so a resumed run matches an uninterrupted one")
+    t.add_argument("--no-video", action="store_true", help="skip recording the video at the end")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("play", help="record (and show) a video of a trained agent",
+                       description="Record episodes of a trained agent to mp4.")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("checkpoint", nargs="?", type=Path, help="checkpoint file written by train")
+    src.add_argument("--pretrained", metavar="ENV_ID", help="use the agent shipped for this environment")
+    p.add_argument("--episodes", type=_positive_int, default=1, help="episodes to record (default 1)")
+    p.add_argument("--seed", type=_nonnegative_int, default=0, help="reset seed of the first episode")
+    p.add_argument("--out", type=Path, help="video directory (default: videos/ beside the checkpoint)")
+
+    e = sub.add_parser("evaluate", help="print the mean and std return of a trained agent",
+                       description="Evaluate a checkpoint over noise-free episodes.")
+    e.add_argument("checkpoint", type=Path, help="checkpoint file written by train")
+    e.add_argument("--episodes", type=_positive_int, default=10, help="episodes (default 10)")
+    e.add_argument("--seed", type=_nonnegative_int, default=1000,
+                   help="reset seed of the first episode (default 1000, unused in training)")
+    return parser
+
+
+def load_any(path: Path, device="cpu"):
+    """An agent from an agent checkpoint or from a training run's checkpoint."""
+    from .agent import TD3
+    from .checkpoint import safe_load
+    from .training import RUN_FORMAT
+
+    state = safe_load(path, device=device)
+    if isinstance(state, dict) and state.get("format") == RUN_FORMAT:
+        state = state["agent"]
+    return TD3.from_state_dict(state, device=device, source=str(path))
+
+
+def record(agent, env_id: str, out: Path, episodes: int, seed: int) -> list[Path]:
+    from .envs import make_env
+    from .video import Recorder
+
+    env = Recorder(make_env(env_id, render_mode="rgb_array"), out, name_prefix=env_id)
+    returns = []
+    for i in range(episodes):
+        obs, _ = env.reset(seed=seed + i)
+        done, total = False, 0.0
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(agent.act(obs))
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+    env.close()
+    for path, ret in zip(env.paths, returns):
+        print(f"{path}  (return {ret:.1f})")
+    return env.paths
+
+
+def plot_history(history: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    steps = np.array([h["step"] for h in history])
+    mean = np.array([h["eval_mean"] for h in history])
+    std = np.array([h["eval_std"] for h in history])
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(steps, mean, label="evaluation mean")
+    ax.fill_between(steps, mean - std, mean + std, alpha=0.25, label="+-1 std over episodes")
+    ax.set(xlabel="environment steps", ylabel="episode return", title=title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def cmd_train(args) -> None:
+    from .config import preset
+    from .training import train
+
+    cfg = preset(args.env)
+    if args.steps is not None:
+        cfg = dataclasses.replace(cfg, total_steps=args.steps)
+    out = args.out or Path("runs") / f"{args.env}-seed{args.seed}"
+    result = train(args.env, cfg, seed=args.seed, device=args.device, checkpoint_dir=out,
+                   progress=not args.quiet, resume=args.resume, save_buffer=args.save_buffer)
+    plot_history(result.history, out / "curve.png", f"TD3 on {args.env}, seed {args.seed}")
+    last = result.history[-1]
+    print(f"{args.env}: {result.steps} steps in {result.wall_s:.0f} s; final evaluation "
+          f"{last['eval_mean']:.1f} +- {last['eval_std']:.1f} over {cfg.eval_episodes} episodes")
+    print(f"checkpoint {result.checkpoint_path}, curve {out / 'curve.png'}, history {out / 'history.csv'}")
+    if not args.no_video:
+        record(result.agent, args.env, out / "videos", episodes=1, seed=args.seed + 1000)
+
+
+def cmd_play(args) -> None:
+    if args.pretrained:
+        from .pretrained import load_pretrained
+        agent, env_id = load_pretrained(args.pretrained), args.pretrained
+        out = args.out or Path("videos") / "pretrained"
+    else:
+        agent = load_any(args.checkpoint)
+        env_id = agent.env_id
+        if env_id is None:
+            raise CheckpointError(f"{args.checkpoint} does not say which environment it was trained on.")
+        out = args.out or args.checkpoint.parent / "videos"
+    record(agent, env_id, out, args.episodes, args.seed)
+
+
+def cmd_evaluate(args) -> None:
+    from .training import evaluate
+
+    agent = load_any(args.checkpoint)
+    if agent.env_id is None:
+        raise CheckpointError(f"{args.checkpoint} does not say which environment it was trained on.")
+    returns = evaluate(agent, agent.env_id, episodes=args.episodes, seed=args.seed)
+    print(f"{agent.env_id}: mean {returns.mean():.1f} +- {returns.std():.1f} over {args.episodes} episodes")
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    warnings.formatwarning = lambda message, *_, **__: f"warning: {message}\n"
+    try:
+        {"train": cmd_train, "play": cmd_play, "evaluate": cmd_evaluate}[args.command](args)
+    except (ValueError, OSError) as e:  # bad input: one line, no traceback
+        print(f"python -m td3_lib {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except TrainingDiverged as e:
+        print(f"python -m td3_lib {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""The TD3 agent: acting, the update of the paper's Algorithm 1, saving and loading."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .buffer import Batch
+from .checkpoint import CheckpointError, atomic_torch_save, safe_load
+from .config import TD3Config
+from .networks import Actor, TwinCritic
+from .targets import bellman_target, clipped_double_q, smooth_target_action
+
+CHECKPOINT_FORMAT = "td3_lib.agent/1"
+
+
+def resolve_device(device="auto") -> torch.device:
+    """'auto' is the GPU when there is one, else the CPU; a GPU asked for must exist."""
+    if isinstance(device, torch.device):
+        device = str(device)
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"Unknown device {device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'.") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device={device!r} asked for, but this machine has no CUDA GPU: "
+                             "use 'cpu' or 'auto'.")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device={device!r} does not exist: this machine has "
+                             f"{torch.cuda.device_count()} GPU(s).")
+    elif dev.type != "cpu":
+        raise ValueError(f"Unsupported device {device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'.")
+    return dev
+
+
+def soft_update(source: torch.nn.Module, target: torch.nn.Module, tau: float) -> None:
+    """theta' <- tau * theta + (1 - tau) * theta', for every parameter at once.
+
+    One fused foreach lerp over all tensors instead of a Python loop per parameter.
+    """
+    with torch.no_grad():
+        torch._foreach_lerp_(list(target.parameters()), list(source.parameters()), tau)
+
+
+class TD3:
+    """Twin Delayed DDPG (Fujimoto, van Hoof and Meger, 2018)."""
+
+    def __init__(self, obs_dim: int, action_low, action_high, config: TD3Config | None = None,
+                 device="cpu"):
+        self.config = config = config or TD3Config()
+        self.device = resolve_device(device)
+        self.obs_dim = int(obs_dim)
+        self.action_low = np.asarray(action_low, dtype=np.float32).reshape(-1)
+        self.action_high = np.asarray(action_high, dtype=np.float32).reshape(-1)
+        if self.action_low.shape != self.action_high.shape or not np.all(self.action_low < self.action_high):
+            raise ValueError(f"Action bounds low={self.action_low} high={self.action_high} are invalid: "
+                             "they need the same shape and low < high in every dimension.")
+        if not (np.all(np.isfinite(self.action_low)) and np.all(np.isfinite(self.action_high))):
+            raise ValueError(f"Action bounds low={self.action_low} high={self.action_high} are infinite: "
+                             "TD3's actor needs finite bounds.")
+        self.action_dim = self.action_low.size
+        self._half_range = (self.action_high - self.action_low) / 2
+        self.low = torch.as_tensor(self.action_low, device=self.device)
+        self.high = torch.as_tensor(self.action_high, device=self.device)
+
+        self.actor = Actor(obs_dim, self.action_low, self.action_high, config.hidden_sizes).to(self.device)
+        self.actor_target = copy.deepcopy(self.actor)
+        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=config.actor_lr)
+        self.critic = TwinCritic(obs_dim, self.action_dim, config.hidden_sizes).to(self.device)
+        self.critic_target = copy.deepcopy(self.critic)
+        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=config.critic_lr)
+        for p in (*self.actor_target.parameters(), *self.critic_target.parameters()):
+            p.requires_grad_(False)
+        # Target-smoothing noise has its own generator, seeded from the global
+        # one, so the same torch.manual_seed gives the same run.
+        self.generator = torch.Generator(self.device)
+        self.generator.manual_seed(int(torch.randint(0, 2**62, (1,)).item()))
+        self.total_it = 0
+        self.can_train = True
+
+    # ------------------------------------------------------------------ acting
+    def act(self, obs, noise: float = 0.0, rng: np.random.Generator | None = None) -> np.ndarray:
+        """mu(s) + N(0, (noise * half_range)^2), clipped to the bounds; numpy in, numpy out.
+
+        ``obs`` may be one observation or a batch of them (one per row).
+        """
+        obs = np.asarray(obs, dtype=np.float32)
+        single = obs.ndim == 1
+        with torch.no_grad():
+            x = torch.as_tensor(obs, device=self.device)
+            action = self.actor(x[None] if single else x).cpu().numpy()
+        if noise > 0:
+            rng = rng if rng is not None else np.random.default_rng()
+            action = action + rng.normal(0.0, 1.0, size=action.shape) * (noise * self._half_range)
+        action = np.clip(action, self.action_low, self.action_high).astype(np.float32)
+        return action[0] if single else action
+
+    # ---------------------------------------------------------------- learning
+    def update(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """One iteration of Algorithm 1: a critic step, and every d-th time an actor and target step.
+
+        Returns detached tensors; nothing here waits for the device.
+        """
+        if not self.can_train:
+            raise RuntimeError("This agent was loaded from an actor-only checkpoint: it can act, not train.")
+        cfg = self.config
+        self.total_it += 1
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
+            critic_loss, current_q1 = self._critic_step(batch)
+            metrics = {"critic_loss": critic_loss.detach(), "q1": current_q1.detach().mean()}
+            if not cfg.delayed_policy_updates or self.total_it % cfg.policy_freq == 0:
+                metrics["actor_loss"] = self._actor_step(batch).detach()
+        return metrics
+
+    def _critic_step(self, batch: Batch):
+        cfg = self.config
+        with torch.no_grad():
+            next_action = self.actor_target(batch.next_obs)
+            if cfg.target_policy_smoothing:
+                next_action = smooth_target_action(next_action, self.low, self.high, cfg.policy_noise,
+                                                   cfg.noise_clip, generator=self.generator)
+            target_q1, target_q2 = self.critic_target(batch.next_obs, next_action)
+            next_q = clipped_double_q(target_q1, target_q2) if cfg.clipped_double_q else target_q1
+            target_q = bellman_target(batch.reward, batch.not_done, next_q.float(), cfg.discount)
+
+        current_q1, current_q2 = self.critic(batch.obs, batch.action)
+        critic_loss = F.mse_loss(current_q1.float(), target_q)
+        if cfg.clipped_double_q:  # without it only Q1 is used, so only Q1 is trained
+            critic_loss = critic_loss + F.mse_loss(current_q2.float(), target_q)
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        self.critic_optimizer.step()
+        return critic_loss, current_q1
+
+    def _actor_step(self, batch: Batch):
+        # frozen=True: the gradient reaches the actor through the action, and
+        # no gradient is computed for the critic's weights.
+        actor_loss = -self.critic.q1(batch.obs, self.actor(batch.obs), frozen=True).float().mean()
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        actor_loss.backward()
+        self.actor_optimizer.step()
+        soft_update(self.critic, self.critic_target, self.config.tau)
+        soft_update(self.actor, self.actor_target, self.config.tau)
+        return actor_loss
+
+    # ---------------------------------------------------------- saving/loading
+    def state_dict(self, actor_only: bool = False, env_id: str | None = None) -> dict:
+        """Everything needed to rebuild the agent, as tensors and plain values."""
+        state = {
+            "format": CHECKPOINT_FORMAT,
+            "env_id": env_id,
+            "config": self.config.to_dict(),
+            "obs_dim": self.obs_dim,
+            "action_low": self.action_low.tolist(),
+            "action_high": self.action_high.tolist(),
+            "actor_only": actor_only,
+            "actor": self.actor.state_dict(),
+        }
+        if not actor_only:
+            state.update(actor_target=self.actor_target.state_dict(),
+                         critic=self.critic.state_dict(),
+                         critic_target=self.critic_target.state_dict(),
+                         actor_optimizer=self.actor_optimizer.state_dict(),
+                         critic_optimizer=self.critic_optimizer.state_dict(),
+                         generator=self.generator.get_state(),
+                         total_it=self.total_it)
+        return state
+
+    def save(self, path, env_id: str | None = None, actor_only: bool = False) -> None:
+        """Write a checkpoint atomically: a crash mid-save leaves any previous file intact."""
+        atomic_torch_save(self.state_dict(actor_only=actor_only, env_id=env_id), path)
+
+    @classmethod
+    def from_state_dict(cls, state: dict, device="cpu", source="checkpoint") -> "TD3":
+        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+            raise CheckpointError(f"{source} is not a td3_lib agent checkpoint.")
+        try:
+            config = TD3Config.from_dict(state["config"])
+            agent = cls(state["obs_dim"], state["action_low"], state["action_high"], config, device)
+            agent.actor.load_state_dict(state["actor"])
+            if state["actor_only"]:
+                agent.actor_target.load_state_dict(state["actor"])
+                agent.can_train = False
+            else:
+                agent.actor_target.load_state_dict(state["actor_target"])
+                agent.critic.load_state_dict(state["critic"])
+                agent.critic_target.load_state_dict(state["critic_target"])
+                agent.actor_optimizer.load_state_dict(state["actor_optimizer"])
+                agent.critic_optimizer.load_state_dict(state["critic_optimizer"])
+                agent.generator.set_state(state["generator"].cpu() if agent.device.type == "cpu"
+                                          else state["generator"])
+                agent.total_it = int(state["total_it"])
+        except (KeyError, TypeError, RuntimeError, ValueError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise CheckpointError(f"{source} does not match the network it describes: {first}") from None
+        agent.env_id = state.get("env_id")
+        return agent
+
+    @classmethod
+    def load(cls, path, device="cpu", env_id: str | None = None) -> "TD3":
+        """Read a checkpoint written by ``save`` (weights_only: no code in it can run).
+
+        With ``env_id``, a checkpoint trained on another environment is refused.
+        """
+        state = safe_load(path, device=resolve_device(device))
+        agent = cls.from_state_dict(state, device=device, source=str(path))
+        check_env_id(agent, env_id, path)
+        return agent
+
+
+def check_env_id(agent: TD3, env_id: str | None, path) -> None:
+    saved = getattr(agent, "env_id", None)
+    if env_id is not None and saved is not None and saved != env_id:
+        raise CheckpointError(f"{path} was trained on {saved}, not {env_id}.")

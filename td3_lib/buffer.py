@@ -1,0 +1,86 @@
+"""Experience replay, held as preallocated tensors on the training device."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+
+class Batch(NamedTuple):
+    """A minibatch of transitions, every field of shape (batch, dim)."""
+
+    obs: Tensor
+    action: Tensor
+    reward: Tensor
+    next_obs: Tensor
+    not_done: Tensor  # 1 - terminated: a truncated episode still bootstraps
+
+
+class ReplayBuffer:
+    """A ring buffer of (s, a, r, s', not_done) transitions.
+
+    The storage lives on ``device`` from the start, so sampling is an index
+    into tensors already there: no host-to-device copy per update.
+    """
+
+    def __init__(self, obs_dim: int, action_dim: int, capacity: int, device="cpu"):
+        if capacity < 1:
+            raise ValueError(f"ReplayBuffer capacity={capacity!r} is invalid: it must be an integer >= 1.")
+        self.capacity = int(capacity)
+        self.device = torch.device(device)
+        kw = dict(dtype=torch.float32, device=self.device)
+        self.obs = torch.zeros(self.capacity, obs_dim, **kw)
+        self.action = torch.zeros(self.capacity, action_dim, **kw)
+        self.reward = torch.zeros(self.capacity, 1, **kw)
+        self.next_obs = torch.zeros(self.capacity, obs_dim, **kw)
+        self.not_done = torch.zeros(self.capacity, 1, **kw)
+        self.ptr = 0
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, obs, action, reward, next_obs, terminated) -> None:
+        """Store one transition; the oldest is overwritten once full.
+
+        Pass ``terminated``, not ``terminated or truncated``: only a true
+        terminal state stops bootstrapping.
+        """
+        i = self.ptr
+        self.obs[i] = torch.as_tensor(np.asarray(obs, dtype=np.float32))
+        self.action[i] = torch.as_tensor(np.asarray(action, dtype=np.float32))
+        self.reward[i] = float(reward)
+        self.next_obs[i] = torch.as_tensor(np.asarray(next_obs, dtype=np.float32))
+        self.not_done[i] = 0.0 if terminated else 1.0
+        self.ptr = (i + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+
+    def sample(self, batch_size: int, generator: torch.Generator | None = None) -> Batch:
+        """``batch_size`` transitions drawn uniformly, with replacement."""
+        if self.size == 0:
+            raise ValueError("Cannot sample from an empty ReplayBuffer: add transitions first.")
+        idx = torch.randint(0, self.size, (batch_size,), device=self.device, generator=generator)
+        return Batch(self.obs[idx], self.action[idx], self.reward[idx], self.next_obs[idx],
+                     self.not_done[idx])
+
+    def state_dict(self) -> dict:
+        """The stored transitions (only the filled part) and the write position."""
+        n = self.size
+        return {"obs": self.obs[:n].cpu(), "action": self.action[:n].cpu(),
+                "reward": self.reward[:n].cpu(), "next_obs": self.next_obs[:n].cpu(),
+                "not_done": self.not_done[:n].cpu(), "ptr": self.ptr, "capacity": self.capacity}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["capacity"] != self.capacity or state["obs"].shape[1] != self.obs.shape[1] \
+                or state["action"].shape[1] != self.action.shape[1]:
+            raise ValueError(
+                f"Saved replay buffer (capacity {state['capacity']}, obs {state['obs'].shape[1]}, "
+                f"action {state['action'].shape[1]}) does not match this one (capacity {self.capacity}, "
+                f"obs {self.obs.shape[1]}, action {self.action.shape[1]}).")
+        n = state["obs"].shape[0]
+        for name in ("obs", "action", "reward", "next_obs", "not_done"):
+            getattr(self, name)[:n] = state[name].to(self.device)
+        self.size, self.ptr = n, int(state["ptr"])

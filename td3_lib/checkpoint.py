@@ -1,0 +1,66 @@
+"""Writing files so a killed run never leaves a half-written one, and reading
+checkpoints without ever running code from them."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+import torch
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used: corrupt, foreign, unsafe or mismatched."""
+
+
+def atomic_write(path, write) -> None:
+    """Call ``write(file)`` on a temporary file beside ``path``, then rename it into place.
+
+    The rename is atomic, so at every moment ``path`` is either the old complete
+    file or the new complete one, even if the process is killed mid-write.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_torch_save(obj, path) -> None:
+    atomic_write(path, lambda f: torch.save(obj, f))
+
+
+def atomic_write_text(text: str, path) -> None:
+    atomic_write(path, lambda f: f.write(text.encode()))
+
+
+def safe_load(path, device="cpu") -> dict:
+    """``torch.load(path, weights_only=True)``, with one clear error for each way it can fail.
+
+    weights_only=True unpickles tensors and plain values only, so a file
+    carrying arbitrary Python objects is refused before anything in it runs.
+    ``map_location`` moves tensors saved on a GPU to ``device``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No checkpoint file at {path}.")
+    try:
+        obj = torch.load(path, map_location=device, weights_only=True)
+    except pickle.UnpicklingError as e:
+        if "weights_only" in str(e) or "Unsupported global" in str(e) or "GLOBAL" in str(e):
+            raise CheckpointError(
+                f"{path} holds arbitrary Python objects, which could run code on load; refused "
+                "(only tensors and plain values are accepted).") from None
+        raise CheckpointError(f"{path} is not a readable checkpoint (truncated or corrupt).") from None
+    except Exception:
+        raise CheckpointError(f"{path} is not a readable checkpoint (truncated or corrupt).") from None
+    return obj

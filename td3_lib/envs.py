@@ -1,0 +1,72 @@
+"""Making the course's environments, with clear errors for ones TD3 cannot drive."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import io
+
+import gymnasium as gym
+import numpy as np
+
+COURSE_ENVS = ("Pendulum-v1", "MountainCarContinuous-v0", "LunarLanderContinuous-v3",
+               "BipedalWalker-v3", "AntBulletEnv-v0")
+BULLET_ENVS = ("AntBulletEnv-v0", "HalfCheetahBulletEnv-v0", "HopperBulletEnv-v0",
+               "Walker2DBulletEnv-v0", "InvertedPendulumBulletEnv-v0",
+               "InvertedDoublePendulumBulletEnv-v0", "ReacherBulletEnv-v0", "HumanoidBulletEnv-v0")
+
+
+def _register_bullet() -> None:
+    """PyBullet's environments register themselves when their package is imported."""
+    with contextlib.redirect_stdout(io.StringIO()):  # it prints its build time
+        import pybullet_envs_gymnasium  # noqa: F401
+
+
+def _known_ids() -> list[str]:
+    return sorted(set(gym.registry) | set(BULLET_ENVS))
+
+
+def check_spaces(env: gym.Env, env_id: str) -> None:
+    """Refuse, in one sentence, an environment TD3 cannot learn on."""
+    space = env.action_space
+    if not isinstance(space, gym.spaces.Box):
+        raise ValueError(f"{env_id} has a {type(space).__name__} action space: "
+                         "TD3 needs a continuous action space (gymnasium.spaces.Box).")
+    if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
+        raise ValueError(f"{env_id} has infinite action bounds (low={space.low}, high={space.high}): "
+                         "TD3's actor needs finite bounds.")
+    obs = env.observation_space
+    if not isinstance(obs, gym.spaces.Box) or len(obs.shape) != 1:
+        raise ValueError(f"{env_id} has observation space {obs}: td3_lib needs a flat Box "
+                         "(a 1-D vector); flatten it first, e.g. with gymnasium.wrappers.FlattenObservation.")
+
+
+def make_env(env_id: str, seed: int | None = None, render_mode: str | None = None, **kwargs) -> gym.Env:
+    """``gymnasium.make`` for the course: registers PyBullet on demand and checks the spaces.
+
+    With ``seed``, the environment and its action space are seeded, so the
+    first ``reset()`` (without a seed) is already reproducible.
+    """
+    if not isinstance(env_id, str):
+        raise TypeError(f"env_id must be a string such as 'Pendulum-v1', not {env_id!r}.")
+    if "Bullet" in env_id:
+        _register_bullet()
+    if env_id not in gym.registry:
+        close = difflib.get_close_matches(env_id, _known_ids(), n=3, cutoff=0.6)
+        hint = f" Did you mean {', '.join(close)}?" if close else \
+            f" The course's environments are {', '.join(COURSE_ENVS)}."
+        raise ValueError(f"Unknown environment {env_id!r}.{hint}")
+    env = gym.make(env_id, render_mode=render_mode, **kwargs)
+    try:
+        check_spaces(env, env_id)
+    except ValueError:
+        env.close()
+        raise
+    if seed is not None:
+        env.reset(seed=seed)
+        env.action_space.seed(seed)
+    return env
+
+
+def env_id_of(env: gym.Env) -> str:
+    return env.spec.id if env.spec is not None else type(env.unwrapped).__name__

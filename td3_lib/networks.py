@@ -1,0 +1,83 @@
+"""The actor and the twin critic."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+
+def _mlp(sizes: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+class Actor(nn.Module):
+    """mu(s) = c + h * tanh(f(s)), per action dimension.
+
+    c = (high + low) / 2 and h = (high - low) / 2 are vectors, so each
+    dimension reaches exactly its own bounds, symmetric or not (scaling every
+    dimension by high[0] is wrong as soon as the bounds differ).
+    """
+
+    def __init__(self, obs_dim: int, action_low, action_high, hidden_sizes=(256, 256)):
+        super().__init__()
+        low = torch.as_tensor(action_low, dtype=torch.float32).flatten()
+        high = torch.as_tensor(action_high, dtype=torch.float32).flatten()
+        self.net = _mlp([obs_dim, *hidden_sizes, low.numel()])
+        self.register_buffer("action_center", (high + low) / 2)
+        self.register_buffer("action_half_range", (high - low) / 2)
+
+    def forward(self, obs: Tensor) -> Tensor:
+        return self.action_center + self.action_half_range * torch.tanh(self.net(obs))
+
+
+class TwinCritic(nn.Module):
+    """Q1 and Q2 in one batched pass.
+
+    The two networks' weights are stacked along a leading axis of size 2, so
+    every layer is one batched matrix product for both critics instead of
+    two modules called in turn. Each network is initialised as nn.Linear
+    would be, independently.
+    """
+
+    def __init__(self, obs_dim: int, action_dim: int, hidden_sizes=(256, 256), n_critics: int = 2):
+        super().__init__()
+        sizes = [obs_dim + action_dim, *hidden_sizes, 1]
+        self.weights = nn.ParameterList()
+        self.biases = nn.ParameterList()
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+            bound = 1.0 / math.sqrt(fan_in)  # nn.Linear's default init
+            self.weights.append(nn.Parameter(torch.empty(n_critics, fan_in, fan_out).uniform_(-bound, bound)))
+            self.biases.append(nn.Parameter(torch.empty(n_critics, 1, fan_out).uniform_(-bound, bound)))
+
+    def forward(self, obs: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+        """(Q1(s, a), Q2(s, a)), each of shape (batch, 1)."""
+        x = torch.cat([obs, action], dim=-1)
+        # The first layer broadcasts the shared input over both critics.
+        h = torch.matmul(x, self.weights[0]) + self.biases[0]
+        for w, b in zip(self.weights[1:], self.biases[1:]):
+            h = torch.baddbmm(b, torch.relu(h), w)
+        return h[0], h[1]
+
+    def q1(self, obs: Tensor, action: Tensor, frozen: bool = False) -> Tensor:
+        """Q1(s, a) alone, for the actor loss -mean Q1(s, mu(s)).
+
+        ``frozen=True`` uses detached weights: gradients then flow to the
+        action (and so to the actor) but none is computed for the critic.
+        """
+        h = torch.cat([obs, action], dim=-1)
+        n = len(self.weights)
+        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+            w, b = w[0], b[0]
+            if frozen:
+                w, b = w.detach(), b.detach()
+            h = torch.addmm(b, h, w)
+            if i < n - 1:
+                h = torch.relu(h)
+        return h

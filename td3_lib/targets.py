@@ -1,0 +1,45 @@
+"""The critic's regression target, piece by piece: one function per lesson.
+
+The agent's update is composed of exactly these three functions, so what a
+notebook checks by hand is what the agent runs.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def bellman_target(reward: Tensor, not_done: Tensor, next_q: Tensor, discount: float) -> Tensor:
+    """Lesson 1: y = r + discount * not_done * Q'(s', a').
+
+    ``not_done`` is 1 - terminated. A time-limit truncation is not a terminal
+    state, so it keeps not_done = 1 and still bootstraps from Q'.
+    """
+    return reward + discount * not_done * next_q
+
+
+def clipped_double_q(q1: Tensor, q2: Tensor) -> Tensor:
+    """Lesson 3: min(Q1'(s', a'), Q2'(s', a')), elementwise.
+
+    Taking the smaller of two independently trained estimates counters the
+    overestimation that maximising a noisy critic builds up.
+    """
+    return torch.minimum(q1, q2)
+
+
+def smooth_target_action(next_action: Tensor, low, high, policy_noise: float, noise_clip: float,
+                         generator: torch.Generator | None = None) -> Tensor:
+    """Lesson 4: a' = clip(mu'(s') + clip(eps, -c, c), low, high), eps ~ N(0, sigma^2).
+
+    sigma = policy_noise * h and c = noise_clip * h, with h = (high - low) / 2
+    each action dimension's half-range, so the noise means the same thing on
+    every dimension whatever its bounds.
+    """
+    low = torch.as_tensor(low, dtype=next_action.dtype, device=next_action.device)
+    high = torch.as_tensor(high, dtype=next_action.dtype, device=next_action.device)
+    half_range = (high - low) / 2
+    eps = torch.randn(next_action.shape, generator=generator, dtype=next_action.dtype,
+                      device=next_action.device) * (policy_noise * half_range)
+    c = noise_clip * half_range
+    return (next_action + eps.clamp(-c, c)).clamp(low, high)

@@ -1,0 +1,100 @@
+"""Recording and showing videos of an agent, headless, in Jupyter, Colab or a terminal.
+
+``Recorder`` keeps colabgymrender's API (``Recorder(env, directory)``,
+``play()``, ``pause()``, ``resume()``) on top of gymnasium 1.x and its video tools.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+from gymnasium.utils.save_video import save_video
+
+
+class Recorder(gym.Wrapper):
+    """Record every episode of ``env`` to an mp4 in ``directory``.
+
+    The environment must be made with ``render_mode="rgb_array"``. A clip is
+    written when an episode ends (terminated or truncated) or on ``close()``.
+    """
+
+    def __init__(self, env: gym.Env, directory, fps: int | None = None, name_prefix: str = "episode"):
+        super().__init__(env)
+        if env.render_mode != "rgb_array":
+            raise ValueError(f"Recorder needs an environment made with render_mode='rgb_array', "
+                             f"not {env.render_mode!r}.")
+        self.directory = Path(directory)
+        self.fps = fps or env.metadata.get("render_fps") or 30
+        self.name_prefix = name_prefix
+        self.paused = False
+        self.frames: list = []
+        self.episode = 0
+        self.paths: list[Path] = []
+
+    def pause(self) -> None:
+        """Stop capturing frames until ``resume()``."""
+        self.paused = True
+
+    def resume(self) -> None:
+        self.paused = False
+
+    def _capture(self) -> None:
+        if not self.paused:
+            self.frames.append(self.env.render())
+
+    def reset(self, **kwargs):
+        self._write()
+        out = self.env.reset(**kwargs)
+        self._capture()
+        return out
+
+    def step(self, action):
+        out = self.env.step(action)
+        self._capture()
+        if out[2] or out[3]:
+            self._write()
+        return out
+
+    def _write(self) -> None:
+        if len(self.frames) > 1:
+            save_video(self.frames, str(self.directory), episode_trigger=lambda i: True,
+                       name_prefix=self.name_prefix, episode_index=self.episode, fps=self.fps)
+            self.paths.append(self.directory / f"{self.name_prefix}-episode-{self.episode}.mp4")
+            self.episode += 1
+        self.frames = []
+
+    def close(self):
+        self._write()
+        super().close()
+
+    @property
+    def last_video(self) -> Path | None:
+        return self.paths[-1] if self.paths else None
+
+    def play(self):
+        """Show the last recorded clip inline (Jupyter, Colab); elsewhere print its path."""
+        if self.last_video is None:
+            raise RuntimeError("No clip recorded yet: run at least one episode to its end first.")
+        return show_video(self.last_video)
+
+
+def show_video(path, width: int = 480):
+    """Display an mp4 inline in a notebook (embedded, so it works in Colab too).
+
+    Outside a notebook, prints the path and returns it.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No video at {path}.")
+    try:
+        from IPython import get_ipython
+        from IPython.display import Video, display
+    except ImportError:
+        get_ipython = None
+    if get_ipython is None or get_ipython() is None or not hasattr(get_ipython(), "kernel"):
+        print(f"Video saved to {path}")
+        return path
+    video = Video(str(path), embed=True, width=width, html_attributes="controls autoplay loop muted")
+    display(video)
+    return None
