@@ -5,4 +5,3 @@ import os
 # Every notebook shrinks its step budgets under TD3_QUICK=1, so `pytest --nbval`
 # runs in minutes on a CPU. The notebook kernels inherit this environment.
 os.environ.setdefault("TD3_QUICK", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
