@@ -20,7 +20,7 @@ from .agent import TD3, resolve_device
 from .buffer import ReplayBuffer
 from .checkpoint import CheckpointError, atomic_torch_save, atomic_write_text, safe_load
 from .config import TD3Config, preset
-from .envs import env_id_of, make_env
+from .envs import check_spaces, env_id_of, make_env
 
 RUN_FORMAT = "td3_lib.run/1"
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -190,6 +190,10 @@ def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="
         env = make_env(env_id)
     elif isinstance(env_or_id, gym.Env):
         env, env_id = env_or_id, env_id_of(env_or_id)
+        check_spaces(env, env_id)
+        if env.spec is None:
+            raise ValueError(f"{env_id} has no registered spec: train() needs one (or an id) "
+                             "to make a separate evaluation environment.")
     else:
         raise TypeError(f"train() needs an environment id or a gymnasium.Env, not {env_or_id!r}.")
     eval_env = make_env(env_id)
