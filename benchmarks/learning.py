@@ -1,0 +1,225 @@
+"""Learning curves of td3_lib and Stable-Baselines3's TD3: same environment, step budget and seeds.
+
+Each library runs with its own recommended settings:
+
+- td3_lib: ``preset(env_id)`` through ``td3_lib.train``, with ``total_steps``
+  set to the shared budget (the Pendulum-v1 preset stops at 15k; here both run
+  20k) and ``eval_freq`` set to the shared evaluation interval.
+- SB3: RL Zoo's tuned TD3 hyperparameters (rl-baselines3-zoo ``hyperparams/td3.yml``,
+  identical for Pendulum-v1 and LunarLanderContinuous): net_arch [400, 300],
+  gamma 0.98, buffer 200k, learning_starts 10k, Gaussian action noise 0.1,
+  learning_rate 1e-3, train_freq 1, gradient_steps 1, SB3's defaults otherwise
+  (batch 256, tau 0.005, policy_delay 2, target noise 0.2 clipped to 0.5).
+
+Both are evaluated by the same function: every ``--eval-freq`` env steps, 10
+noise-free episodes on a separate environment whose episode i is reset with
+seed + 100 + i. Wall-clock seconds are training time: the time spent in these
+shared evaluations is left out for both (td3_lib's own built-in evaluation is
+cut to one episode and stays counted against it).
+
+    python benchmarks/learning.py                          # Pendulum-v1, 20k steps, seeds 0-4
+    python benchmarks/learning.py --lunar                  # LunarLanderContinuous-v3, 300k steps (long)
+    python benchmarks/learning.py --plot-only              # redraw from the saved JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from td3_lib import make_env, preset, train  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+# rl-baselines3-zoo hyperparams/td3.yml, Pendulum-v1 and LunarLanderContinuous.
+ZOO_TD3 = dict(gamma=0.98, buffer_size=200_000, learning_starts=10_000, learning_rate=1e-3,
+               train_freq=1, gradient_steps=1, policy_kwargs=dict(net_arch=[400, 300]))
+ZOO_NOISE_STD = 0.1
+
+
+def evaluate_policy(policy, env, episodes: int, seed: int) -> float:
+    """Mean return of ``episodes`` episodes of ``policy(obs) -> action``; episode i reset with seed + i."""
+    total = 0.0
+    for i in range(episodes):
+        obs, _ = env.reset(seed=seed + i)
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(policy(obs))
+            total += float(reward)
+            done = terminated or truncated
+    return total / episodes
+
+
+class Curve:
+    """Evaluation points of one run; the clock excludes the evaluations themselves."""
+
+    def __init__(self, env_id: str, seed: int, episodes: int):
+        self.env = make_env(env_id)
+        self.seed, self.episodes = seed, episodes
+        self.steps, self.returns, self.wall = [], [], []
+        self.eval_s = 0.0
+        self.start = time.perf_counter()
+
+    def record(self, step: int, policy) -> None:
+        """Evaluate now; the training clock stops while doing so."""
+        t = time.perf_counter()
+        ret = evaluate_policy(policy, self.env, self.episodes, self.seed + 100)
+        self.steps.append(int(step))
+        self.returns.append(ret)
+        self.wall.append(t - self.start - self.eval_s)
+        self.eval_s += time.perf_counter() - t
+
+    def to_dict(self) -> dict:
+        return {"seed": self.seed, "steps": self.steps, "returns": self.returns, "wall_s": self.wall,
+                "final_return": self.returns[-1], "train_s": self.wall[-1]}
+
+
+def run_td3_lib(env_id: str, seed: int, args, **overrides) -> dict:
+    """td3_lib.train with the env's preset, the shared budget and evaluation points."""
+    cfg = dataclasses.replace(preset(env_id), total_steps=args.steps, eval_freq=args.eval_freq,
+                              eval_episodes=1, **overrides)
+    curve = Curve(env_id, seed, args.eval_episodes)
+    train(env_id, cfg, seed=seed, device="cpu", progress=False,
+          callback=lambda step, agent: curve.record(step, agent.act))
+    return curve.to_dict() | {"config": cfg.to_dict()}
+
+
+def run_sb3(env_id: str, seed: int, args) -> dict | None:
+    """SB3's TD3 with RL Zoo's hyperparameters, evaluated by the same function."""
+    try:
+        from stable_baselines3 import TD3
+        from stable_baselines3.common.callbacks import BaseCallback
+        from stable_baselines3.common.noise import NormalActionNoise
+    except ImportError:
+        print("stable-baselines3 is not installed: skipping it (pip install -r benchmarks/requirements.txt).")
+        return None
+    env = make_env(env_id)
+    n = env.action_space.shape[0]
+    model = TD3("MlpPolicy", env, seed=seed, device="cpu", verbose=0,
+                action_noise=NormalActionNoise(np.zeros(n), ZOO_NOISE_STD * np.ones(n)), **ZOO_TD3)
+    curve = Curve(env_id, seed, args.eval_episodes)
+
+    class Evaluate(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.num_timesteps % args.eval_freq == 0:
+                curve.record(self.num_timesteps, lambda o: model.predict(o, deterministic=True)[0])
+            return True
+
+    curve.start = time.perf_counter()
+    model.learn(total_timesteps=args.steps, callback=Evaluate())
+    env.close()
+    return curve.to_dict() | {"config": {**ZOO_TD3, "noise_std": ZOO_NOISE_STD, "batch_size": model.batch_size}}
+
+
+def summary(runs: list[dict]) -> dict:
+    finals = [r["final_return"] for r in runs]
+    times = [r["train_s"] for r in runs]
+    return {"final_mean": float(np.mean(finals)), "final_std": float(np.std(finals)),
+            "train_s_mean": float(np.mean(times)), "train_s_std": float(np.std(times)), "seeds": len(runs)}
+
+
+def plot(result: dict, path: Path) -> None:
+    """Evaluation return over env steps and over training seconds, mean and spread over seeds."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for (name, runs), color in zip(result["runs"].items(), ("tab:blue", "tab:orange", "tab:green")):
+        if not runs:
+            continue
+        n = min(len(r["returns"]) for r in runs)
+        ret = np.array([r["returns"][:n] for r in runs])
+        steps = np.array(runs[0]["steps"][:n])
+        wall = np.array([r["wall_s"][:n] for r in runs]).mean(0)
+        mean, std = ret.mean(0), ret.std(0)
+        label = f"{name} ({len(runs)} seeds)"
+        for ax, x in zip(axes, (steps, wall)):
+            ax.plot(x, mean, color=color, label=label)
+            ax.fill_between(x, mean - std, mean + std, color=color, alpha=0.2)
+    axes[0].set_xlabel("env steps")
+    axes[1].set_xlabel("training wall-clock (s, evaluation excluded)")
+    for ax in axes:
+        ax.set_ylabel("evaluation return (10 episodes)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"TD3 on {result['env_id']}: td3_lib vs Stable-Baselines3 (mean ± std over seeds)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def print_table(result: dict) -> None:
+    print(f"\n{result['env_id']}, {result['steps']} env steps, {result['threads']} torch thread(s)")
+    print(f"{'library':<16}{'final return':>22}{'training time (s)':>22}")
+    for name, s in result["summary"].items():
+        print(f"{name:<16}{s['final_mean']:>12.1f} ± {s['final_std']:<7.1f}"
+              f"{s['train_s_mean']:>14.1f} ± {s['train_s_std']:<6.1f}")
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--env", default="Pendulum-v1")
+    p.add_argument("--lunar", action="store_true", help="LunarLanderContinuous-v3, 300k steps, eval every 10k")
+    p.add_argument("--steps", type=int, help="env steps per run (default 20k; 300k with --lunar)")
+    p.add_argument("--eval-freq", type=int, help="env steps between evaluations (default 2k; 10k with --lunar)")
+    p.add_argument("--eval-episodes", type=int, default=10)
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    p.add_argument("--libs", nargs="+", default=["td3_lib", "sb3"],
+                   choices=["td3_lib", "sb3", "td3_lib_bf16"])
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch threads, the same for both libraries (1: steady on a shared machine)")
+    p.add_argument("--out", help="JSON path (default benchmarks/results/learning_<env>.json)")
+    p.add_argument("--plot-only", action="store_true", help="redraw the plot and table from --out")
+    args = p.parse_args(argv)
+    if args.lunar:
+        args.env = "LunarLanderContinuous-v3"
+    args.steps = args.steps or (300_000 if args.lunar else 20_000)
+    args.eval_freq = args.eval_freq or (10_000 if args.lunar else 2_000)
+    out = Path(args.out or RESULTS / f"learning_{args.env}.json")
+    png = out.with_suffix(".png")
+    if args.plot_only:
+        result = json.loads(out.read_text())
+        plot(result, png)
+        print_table(result)
+        return result
+
+    torch.set_num_threads(args.threads)
+    result = {"env_id": args.env, "steps": args.steps, "eval_freq": args.eval_freq,
+              "eval_episodes": args.eval_episodes, "threads": args.threads, "torch": torch.__version__,
+              "runs": {lib: [] for lib in args.libs}, "loadavg": [os.getloadavg()]}
+    for i, seed in enumerate(args.seeds):
+        for lib in (args.libs if i % 2 == 0 else args.libs[::-1]):  # alternate who runs first
+            if lib == "td3_lib":
+                run = run_td3_lib(args.env, seed, args)
+            elif lib == "td3_lib_bf16":
+                run = run_td3_lib(args.env, seed, args, bf16=True)
+            else:
+                run = run_sb3(args.env, seed, args)
+            if run is None:
+                continue
+            result["runs"][lib].append(run)
+            result["loadavg"].append(os.getloadavg())
+            print(f"seed {seed} {lib}: final return {run['final_return']:.1f}, "
+                  f"training {run['train_s']:.1f} s", flush=True)
+            result["summary"] = {k: summary(v) for k, v in result["runs"].items() if v}
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(result, indent=1))
+    plot(result, png)
+    print_table(result)
+    print(f"wrote {out} and {png}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,376 @@
+"""Updates per second of the TD3 update: td3_lib against a plain reference and Stable-Baselines3.
+
+What is timed, for every contender: a block of K consecutive TD3 updates, each
+one sampling a batch from a replay buffer that is already full, taking a critic
+step and, every ``policy_freq``-th update, an actor step and a soft update of
+both target networks. K is even, so every block holds the same share of actor
+steps. Per contender:
+
+- ``td3_lib``: ``agent.update(buffer.sample(batch))``, K times.
+- ``td3_lib bf16``: the same with ``TD3Config(bf16=True)`` (bfloat16 autocast).
+- ``td3_lib compile``: the same with ``TD3Config(compile=True)`` (torch.compile).
+- ``plain``: a reference written as popular tutorial code is (below): two
+  separate critic modules called in turn, actor loss through Q1 with gradients
+  for the critic's weights, a per-parameter Polyak loop, a numpy replay buffer
+  whose batch is converted to tensors every update.
+- ``sb3``: Stable-Baselines3's ``TD3.train(gradient_steps=K, batch_size=batch)``
+  (its own replay-buffer sampling included), same network sizes and batch,
+  ``policy_delay=2``. Skipped with a message when stable-baselines3 is missing.
+
+The contenders run interleaved (A B C ... then the reverse order next round)
+for several rounds; the table gives each one's median updates/s and the median
+over rounds of its ratio to SB3 and to the plain reference within the same
+round, which cancels most of the drift of a shared machine. Matrix-multiply
+throughput is measured inside every round too, and gives the compute ceiling:
+matmul FLOPs per update divided by that throughput.
+
+    python benchmarks/update_speed.py                 # BipedalWalker-v3 sizes: 24 obs, 4 actions
+    python benchmarks/update_speed.py --rounds 9 --block-seconds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from td3_lib import TD3, ReplayBuffer, TD3Config  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+# ----------------------------------------------------------- shared data
+def random_transitions(n: int, obs_dim: int, action_dim: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """n random transitions, the same for every contender's buffer."""
+    rng = np.random.default_rng(seed)
+    return {
+        "obs": rng.standard_normal((n, obs_dim), dtype=np.float32),
+        "action": rng.uniform(-1, 1, (n, action_dim)).astype(np.float32),
+        "reward": rng.standard_normal((n, 1), dtype=np.float32),
+        "next_obs": rng.standard_normal((n, obs_dim), dtype=np.float32),
+        "not_done": (rng.random((n, 1)) > 0.01).astype(np.float32),
+    }
+
+
+# ------------------------------------------------------------- td3_lib
+def make_td3_lib(data: dict, args, **config) -> callable:
+    """A block of K td3_lib updates on a full ReplayBuffer."""
+    obs_dim, action_dim = data["obs"].shape[1], data["action"].shape[1]
+    cfg = TD3Config(hidden_sizes=tuple(args.hidden), batch_size=args.batch, **config)
+    agent = TD3(obs_dim, -np.ones(action_dim), np.ones(action_dim), cfg, device="cpu")
+    buffer = ReplayBuffer(obs_dim, action_dim, len(data["obs"]))
+    for name in ("obs", "action", "reward", "next_obs", "not_done"):
+        getattr(buffer, name)[:] = torch.from_numpy(data[name])
+    buffer.size = len(data["obs"])
+
+    def block(k: int) -> None:
+        for _ in range(k):
+            agent.update(buffer.sample(args.batch))
+    return block
+
+
+# ------------------------------------------------- the plain reference
+def _mlp(sizes: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i in range(len(sizes) - 1):
+        layers += [nn.Linear(sizes[i], sizes[i + 1]), nn.ReLU()]
+    return nn.Sequential(*layers[:-1])
+
+
+class PlainActor(nn.Module):
+    """max_action * tanh(MLP(s)), as tutorials write it."""
+
+    def __init__(self, obs_dim, action_dim, hidden, max_action=1.0):
+        super().__init__()
+        self.net = _mlp([obs_dim, *hidden, action_dim])
+        self.max_action = max_action
+
+    def forward(self, s):
+        return self.max_action * torch.tanh(self.net(s))
+
+
+class PlainCritic(nn.Module):
+    """One Q network; the twin critic is two of these, called in turn."""
+
+    def __init__(self, obs_dim, action_dim, hidden):
+        super().__init__()
+        self.net = _mlp([obs_dim + action_dim, *hidden, 1])
+
+    def forward(self, s, a):
+        return self.net(torch.cat([s, a], 1))
+
+
+class PlainBuffer:
+    """A numpy ring buffer; each sample is converted to float tensors."""
+
+    def __init__(self, data: dict):
+        self.data = {k: v.copy() for k, v in data.items()}
+        self.size = len(data["obs"])
+
+    def sample(self, batch_size):
+        ind = np.random.randint(0, self.size, size=batch_size)
+        return tuple(torch.FloatTensor(self.data[k][ind])
+                     for k in ("obs", "action", "next_obs", "reward", "not_done"))
+
+
+class PlainTD3:
+    """TD3 the way popular tutorial code writes it."""
+
+    def __init__(self, obs_dim, action_dim, hidden, lr=3e-4, discount=0.99, tau=0.005,
+                 policy_noise=0.2, noise_clip=0.5, policy_freq=2):
+        self.actor = PlainActor(obs_dim, action_dim, hidden)
+        self.actor_target = copy.deepcopy(self.actor)
+        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=lr)
+        self.critic1 = PlainCritic(obs_dim, action_dim, hidden)
+        self.critic2 = PlainCritic(obs_dim, action_dim, hidden)
+        self.critic1_target = copy.deepcopy(self.critic1)
+        self.critic2_target = copy.deepcopy(self.critic2)
+        self.critic_optimizer = torch.optim.Adam(
+            list(self.critic1.parameters()) + list(self.critic2.parameters()), lr=lr)
+        self.discount, self.tau = discount, tau
+        self.policy_noise, self.noise_clip, self.policy_freq = policy_noise, noise_clip, policy_freq
+        self.total_it = 0
+
+    def train(self, buffer: PlainBuffer, batch_size: int) -> None:
+        self.total_it += 1
+        state, action, next_state, reward, not_done = buffer.sample(batch_size)
+        with torch.no_grad():
+            noise = (torch.randn_like(action) * self.policy_noise).clamp(-self.noise_clip, self.noise_clip)
+            next_action = (self.actor_target(next_state) + noise).clamp(-1.0, 1.0)
+            target_q1 = self.critic1_target(next_state, next_action)
+            target_q2 = self.critic2_target(next_state, next_action)
+            target_q = reward + not_done * self.discount * torch.min(target_q1, target_q2)
+        current_q1 = self.critic1(state, action)
+        current_q2 = self.critic2(state, action)
+        critic_loss = F.mse_loss(current_q1, target_q) + F.mse_loss(current_q2, target_q)
+        self.critic_optimizer.zero_grad()
+        critic_loss.backward()
+        self.critic_optimizer.step()
+        if self.total_it % self.policy_freq == 0:
+            actor_loss = -self.critic1(state, self.actor(state)).mean()
+            self.actor_optimizer.zero_grad()
+            actor_loss.backward()
+            self.actor_optimizer.step()
+            for net, target in ((self.critic1, self.critic1_target), (self.critic2, self.critic2_target),
+                                (self.actor, self.actor_target)):
+                for p, tp in zip(net.parameters(), target.parameters()):
+                    tp.data.copy_(self.tau * p.data + (1 - self.tau) * tp.data)
+
+
+def make_plain(data: dict, args) -> callable:
+    """A block of K updates of the plain reference."""
+    ref = PlainTD3(data["obs"].shape[1], data["action"].shape[1], args.hidden)
+    buffer = PlainBuffer(data)
+
+    def block(k: int) -> None:
+        for _ in range(k):
+            ref.train(buffer, args.batch)
+    return block
+
+
+# ------------------------------------------------------ Stable-Baselines3
+def make_sb3(data: dict, args) -> callable | None:
+    """A block of K SB3 gradient steps: ``model.train(gradient_steps=K, batch_size)``."""
+    try:
+        import gymnasium as gym
+        from stable_baselines3 import TD3 as SB3TD3
+        from stable_baselines3.common.logger import configure
+    except ImportError:
+        print("stable-baselines3 is not installed: skipping it "
+              "(pip install -r benchmarks/requirements.txt).")
+        return None
+    obs_dim, action_dim, n = data["obs"].shape[1], data["action"].shape[1], len(data["obs"])
+
+    class SpacesOnly(gym.Env):
+        """An env that only carries the spaces (nothing is stepped)."""
+        observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
+        action_space = gym.spaces.Box(-1.0, 1.0, (action_dim,), np.float32)
+
+        def reset(self, *, seed=None, options=None):
+            return np.zeros(obs_dim, np.float32), {}
+
+        def step(self, action):
+            return np.zeros(obs_dim, np.float32), 0.0, False, False, {}
+
+    model = SB3TD3("MlpPolicy", SpacesOnly(), policy_kwargs=dict(net_arch=list(args.hidden)),
+                   batch_size=args.batch, learning_starts=0, buffer_size=n, learning_rate=3e-4,
+                   policy_delay=2, device="cpu", seed=0)
+    model.set_logger(configure(None, []))
+    rb = model.replay_buffer
+    rb.observations[:, 0] = data["obs"]
+    rb.next_observations[:, 0] = data["next_obs"]
+    rb.actions[:, 0] = data["action"]
+    rb.rewards[:, 0] = data["reward"][:, 0]
+    rb.dones[:, 0] = 1.0 - data["not_done"][:, 0]
+    rb.full, rb.pos = True, 0
+
+    def block(k: int) -> None:
+        model.train(gradient_steps=k, batch_size=args.batch)
+    return block
+
+
+# ----------------------------------------------------- the compute ceiling
+def update_flops(obs_dim: int, action_dim: int, hidden: list[int], batch: int, policy_freq: int = 2) -> dict:
+    """Matrix-multiply FLOPs of one TD3 update (2*m*n*k per product).
+
+    Critic step: target actor and target twin critic forward, twin critic
+    forward, its backward counted as 2x its forward. Actor step (every
+    ``policy_freq`` updates): actor forward, Q1 forward, Q1 backward to its
+    input only (its weights are frozen: 1x forward), actor backward (2x).
+    """
+    def forward(sizes):
+        return sum(2 * batch * a * b for a, b in zip(sizes[:-1], sizes[1:]))
+    actor = forward([obs_dim, *hidden, action_dim])
+    q = forward([obs_dim + action_dim, *hidden, 1])
+    critic_step = actor + 2 * q + 2 * q + 2 * (2 * q)
+    actor_step = actor + q + q + 2 * actor
+    return {"critic_step": critic_step, "actor_step": actor_step,
+            "per_update": critic_step + actor_step / policy_freq}
+
+
+def matmul_gflops(n: int = 256, dtype=torch.float32, seconds: float = 0.3) -> float:
+    """Measured throughput of n x n by n x n products, in GFLOP/s."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    for _ in range(10):
+        torch.matmul(a, b)
+    reps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(20):
+            torch.matmul(a, b)
+        reps += 20
+    return 2 * n ** 3 * reps / (time.perf_counter() - start) / 1e9
+
+
+# ------------------------------------------------------------ measurement
+def timed(block, k: int) -> float:
+    """Updates per second of one block of k updates."""
+    start = time.perf_counter()
+    block(k)
+    return k / (time.perf_counter() - start)
+
+
+def calibrate(block, seconds: float) -> int:
+    """Warm up, then the even block size that takes about ``seconds``."""
+    block(20)  # first calls: allocation, compilation
+    rate = timed(block, 20)
+    rate = timed(block, max(20, int(rate * 0.3) // 2 * 2))
+    return max(20, int(rate * seconds) // 2 * 2)
+
+
+def machine() -> dict:
+    """The facts a reader needs to compare numbers across machines."""
+    model = platform.processor()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    return {"cpu": model, "logical_cpus": os.cpu_count(), "torch": torch.__version__,
+            "torch_threads": torch.get_num_threads(), "python": platform.python_version(),
+            "avx512_bf16": "avx512_bf16" in flags}
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--obs-dim", type=int, default=24, help="BipedalWalker-v3: 24")
+    p.add_argument("--action-dim", type=int, default=4, help="BipedalWalker-v3: 4")
+    p.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--buffer", type=int, default=100_000, help="transitions in the (full) buffers")
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--block-seconds", type=float, default=1.0, help="length of one timed block")
+    p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads, all contenders")
+    p.add_argument("--skip", nargs="*", default=[], help="contenders to leave out")
+    p.add_argument("--json", default=str(RESULTS / "update_speed.json"))
+    args = p.parse_args(argv)
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    np.random.seed(0)
+    data = random_transitions(args.buffer, args.obs_dim, args.action_dim)
+    makers = {
+        "td3_lib": lambda: make_td3_lib(data, args),
+        "td3_lib bf16": lambda: make_td3_lib(data, args, bf16=True),
+        "td3_lib compile": lambda: make_td3_lib(data, args, compile=True),
+        "plain": lambda: make_plain(data, args),
+        "sb3": lambda: make_sb3(data, args),
+    }
+    blocks, sizes = {}, {}
+    for name, make in makers.items():
+        if name in args.skip:
+            continue
+        block = make()
+        if block is not None:
+            print(f"warming up {name} ...", flush=True)
+            blocks[name] = block
+            sizes[name] = calibrate(block, args.block_seconds)
+
+    rates: dict[str, list[float]] = {name: [] for name in blocks}
+    gflops: dict[str, list[float]] = {"float32": [], "bfloat16": []}
+    loads = [os.getloadavg()]
+    order = list(blocks)
+    for r in range(args.rounds):
+        for name in (order if r % 2 == 0 else order[::-1]):
+            rates[name].append(timed(blocks[name], sizes[name]))
+        gflops["float32"].append(matmul_gflops(dtype=torch.float32))
+        gflops["bfloat16"].append(matmul_gflops(dtype=torch.bfloat16))
+        loads.append(os.getloadavg())
+        print(f"round {r + 1}/{args.rounds}: " +
+              ", ".join(f"{n} {rates[n][-1]:.0f}/s" for n in order), flush=True)
+
+    flops = update_flops(args.obs_dim, args.action_dim, args.hidden, args.batch)
+    peak = {k: statistics.median(v) for k, v in gflops.items()}
+    rows = {}
+    for name in order:
+        row = {"updates_per_s": statistics.median(rates[name]), "rounds": rates[name],
+               "block_updates": sizes[name]}
+        for ref in ("sb3", "plain"):
+            if ref in rates and ref != name:
+                row[f"x_{ref}"] = statistics.median(a / b for a, b in zip(rates[name], rates[ref]))
+        ceiling = peak["bfloat16" if "bf16" in name else "float32"] * 1e9 / flops["per_update"]
+        row["ceiling_updates_per_s"] = ceiling
+        row["fraction_of_ceiling"] = row["updates_per_s"] / ceiling
+        rows[name] = row
+
+    print(f"\nTD3 update, {args.obs_dim} obs, {args.action_dim} actions, hidden {args.hidden}, "
+          f"batch {args.batch}, {args.threads} threads; median of {args.rounds} interleaved rounds")
+    print(f"{'contender':<17}{'updates/s':>10}{'x SB3':>8}{'x plain':>9}{'of ceiling':>12}")
+    for name, row in rows.items():
+        xs = f"{row['x_sb3']:.2f}" if "x_sb3" in row else "-"
+        xp = f"{row['x_plain']:.2f}" if "x_plain" in row else "-"
+        print(f"{name:<17}{row['updates_per_s']:>10.0f}{xs:>8}{xp:>9}{row['fraction_of_ceiling']:>11.1%}")
+    print(f"matmul FLOPs per update: {flops['per_update'] / 1e6:.0f} M "
+          f"(critic step {flops['critic_step'] / 1e6:.0f} M, actor step {flops['actor_step'] / 1e6:.0f} M "
+          f"every 2nd update)")
+    print(f"measured 256x256x256 matmul: float32 {peak['float32']:.0f} GFLOP/s, "
+          f"bfloat16 {peak['bfloat16']:.0f} GFLOP/s -> ceiling {peak['float32'] * 1e9 / flops['per_update']:.0f} "
+          f"updates/s (float32)")
+    print(f"load average (1 min) from {loads[0][0]:.1f} to {loads[-1][0]:.1f}")
+
+    result = {"settings": vars(args), "machine": machine(), "flops": flops,
+              "matmul_gflops": peak, "matmul_gflops_rounds": gflops,
+              "loadavg": loads, "contenders": rows}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(result, indent=1))
+    print(f"wrote {args.json}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
