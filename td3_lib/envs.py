@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import difflib
 import io
+import os
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -16,9 +19,38 @@ BULLET_ENVS = ("AntBulletEnv-v0", "HalfCheetahBulletEnv-v0", "HopperBulletEnv-v0
                "InvertedDoublePendulumBulletEnv-v0", "ReacherBulletEnv-v0", "HumanoidBulletEnv-v0")
 
 
+@contextlib.contextmanager
+def _silence_c_output():
+    """Send what C code writes to stdout/stderr to /dev/null for a moment.
+
+    PyBullet prints its build time from C on import; contextlib.redirect_stdout
+    cannot catch that, and in a notebook it would land in whichever cell runs next.
+    """
+    fds = (1, 2)  # the C streams' descriptors (in Jupyter, sys.stdout is not one of them)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(fd) for fd in fds]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in fds:
+            os.dup2(devnull, fd)
+        yield
+    finally:
+        try:
+            ctypes.CDLL(None).fflush(None)  # push out C's buffered text while it still goes nowhere
+        except (OSError, AttributeError):
+            pass
+        for fd, old in zip(fds, saved):
+            os.dup2(old, fd)
+            os.close(old)
+        os.close(devnull)
+
+
 def _register_bullet() -> None:
     """PyBullet's environments register themselves when their package is imported."""
-    with contextlib.redirect_stdout(io.StringIO()):  # it prints its build time
+    if "pybullet_envs_gymnasium" in sys.modules:
+        return
+    with _silence_c_output(), contextlib.redirect_stdout(io.StringIO()):  # it prints its build time
         import pybullet_envs_gymnasium  # noqa: F401
 
 
@@ -56,14 +88,21 @@ def make_env(env_id: str, seed: int | None = None, render_mode: str | None = Non
         hint = f" Did you mean {', '.join(close)}?" if close else \
             f" The course's environments are {', '.join(COURSE_ENVS)}."
         raise ValueError(f"Unknown environment {env_id!r}.{hint}")
-    env = gym.make(env_id, render_mode=render_mode, **kwargs)
+    # PyBullet's C code prints on first use (build time, then "argv[0]=" when the
+    # first reset connects its physics client): both happen here, silenced.
+    bullet = "Bullet" in env_id
+    quiet = _silence_c_output if bullet else contextlib.nullcontext
+    with quiet():
+        env = gym.make(env_id, render_mode=render_mode, **kwargs)
     try:
         check_spaces(env, env_id)
     except ValueError:
         env.close()
         raise
+    if seed is not None or bullet:
+        with quiet():
+            env.reset(seed=seed)
     if seed is not None:
-        env.reset(seed=seed)
         env.action_space.seed(seed)
     return env
 
