@@ -18,6 +18,7 @@ shared evaluations is left out for both (td3_lib's own built-in evaluation is
 cut to one episode and stays counted against it).
 
     python benchmarks/learning.py                          # Pendulum-v1, 20k steps, seeds 0-4
+    python benchmarks/learning.py --jobs 5                 # the same, the seeds side by side
     python benchmarks/learning.py --lunar                  # LunarLanderContinuous-v3, 300k steps (long)
     python benchmarks/learning.py --plot-only              # redraw from the saved JSON
 """
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import multiprocessing
 import os
 import statistics
 import sys
@@ -167,6 +169,36 @@ def print_table(result: dict) -> None:
               f"{s['train_s_mean']:>14.1f} ± {s['train_s_std']:<6.1f}")
 
 
+def _seed_job(job) -> list[tuple[str, int, dict]]:
+    """Every library on one seed, in turn (the first alternates with the seed's index)."""
+    i, seed, args = job
+    torch.set_num_threads(args.threads)
+    runs = []
+    for lib in (args.libs if i % 2 == 0 else args.libs[::-1]):
+        if lib == "td3_lib":
+            run = run_td3_lib(args.env, seed, args)
+        elif lib == "td3_lib_bf16":
+            run = run_td3_lib(args.env, seed, args, bf16=True)
+        else:
+            run = run_sb3(args.env, seed, args)
+        if run is not None:
+            run["loadavg"] = os.getloadavg()
+            runs.append((lib, seed, run))
+    return runs
+
+
+def _collect(result: dict, seed_runs, out: Path) -> None:
+    """Add one seed's runs to the result and save it (partial results survive an interruption)."""
+    for lib, seed, run in seed_runs:
+        result["runs"][lib].append(run)
+        print(f"seed {seed} {lib}: final return {run['final_return']:.1f}, "
+              f"training {run['train_s']:.1f} s", flush=True)
+    result["loadavg"].append(os.getloadavg())
+    result["summary"] = {k: summary(v) for k, v in result["runs"].items() if v}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", default="Pendulum-v1")
@@ -179,6 +211,8 @@ def main(argv=None) -> dict:
                    choices=["td3_lib", "sb3", "td3_lib_bf16"])
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads, the same for both libraries (1: steady on a shared machine)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="seeds run side by side, one process each (both libraries share every process)")
     p.add_argument("--out", help="JSON path (default benchmarks/results/learning_<env>.json)")
     p.add_argument("--plot-only", action="store_true", help="redraw the plot and table from --out")
     args = p.parse_args(argv)
@@ -196,25 +230,19 @@ def main(argv=None) -> dict:
 
     torch.set_num_threads(args.threads)
     result = {"env_id": args.env, "steps": args.steps, "eval_freq": args.eval_freq,
-              "eval_episodes": args.eval_episodes, "threads": args.threads, "torch": torch.__version__,
-              "runs": {lib: [] for lib in args.libs}, "loadavg": [os.getloadavg()]}
-    for i, seed in enumerate(args.seeds):
-        for lib in (args.libs if i % 2 == 0 else args.libs[::-1]):  # alternate who runs first
-            if lib == "td3_lib":
-                run = run_td3_lib(args.env, seed, args)
-            elif lib == "td3_lib_bf16":
-                run = run_td3_lib(args.env, seed, args, bf16=True)
-            else:
-                run = run_sb3(args.env, seed, args)
-            if run is None:
-                continue
-            result["runs"][lib].append(run)
-            result["loadavg"].append(os.getloadavg())
-            print(f"seed {seed} {lib}: final return {run['final_return']:.1f}, "
-                  f"training {run['train_s']:.1f} s", flush=True)
-            result["summary"] = {k: summary(v) for k, v in result["runs"].items() if v}
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(result, indent=1))
+              "eval_episodes": args.eval_episodes, "threads": args.threads, "jobs": args.jobs,
+              "torch": torch.__version__, "runs": {lib: [] for lib in args.libs},
+              "loadavg": [os.getloadavg()]}
+    jobs = [(i, seed) for i, seed in enumerate(args.seeds)]
+    if args.jobs > 1:
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(args.jobs) as pool:
+            done = pool.imap_unordered(_seed_job, [(i, seed, args) for i, seed in jobs])
+            for seed_runs in done:
+                _collect(result, seed_runs, out)
+    else:
+        for i, seed in jobs:
+            _collect(result, _seed_job((i, seed, args)), out)
     plot(result, png)
     print_table(result)
     print(f"wrote {out} and {png}")

@@ -101,12 +101,11 @@ class TD3:
         self.generator.manual_seed(int(torch.randint(0, 2**62, (1,)).item()))
         self.total_it = 0
         self.can_train = True
-        # The update's network passes; with config.compile each is one torch.compile'd
-        # graph (forward and, through autograd, backward), else plain calls.
-        passes = (self._target_action_fn, self._target_q_fn, self._critic_loss_fn, self._actor_loss_fn)
-        if config.compile:
-            passes = tuple(torch.compile(f, dynamic=False) for f in passes)
-        self._target_action, self._target_q, self._critic_loss, self._actor_loss = passes
+        # The update's network passes, as attributes so that each can be swapped
+        # for a compiled version (benchmarks/update_speed.py measures torch.compile
+        # this way; on CPU it does not pay, so it is no config option).
+        self._target_action, self._target_q = self._target_action_fn, self._target_q_fn
+        self._critic_loss, self._actor_loss = self._critic_loss_fn, self._actor_loss_fn
 
     # ------------------------------------------------------------------ acting
     def act(self, obs, noise: float = 0.0, rng: np.random.Generator | None = None) -> np.ndarray:

@@ -53,8 +53,6 @@ class TD3Config:
     """Update actor and targets every policy_freq critic updates (False: every update)."""
     bf16: bool = False
     """Run the networks' forward and backward passes under bfloat16 autocast (weights stay float32)."""
-    compile: bool = False
-    """torch.compile the update's network passes (the first updates wait for compilation)."""
 
     def __post_init__(self):
         object.__setattr__(self, "hidden_sizes", tuple(self.hidden_sizes))
