@@ -42,3 +42,35 @@ def reference_history(env_id: str) -> list[dict]:
     if not path.is_file():
         raise ValueError(f"No reference curve for {env_id!r}; available: {', '.join(available()) or 'none yet'}.")
     return read_history(path)
+
+
+def export_pretrained(run_dir, env_id: str, dest=None) -> Path:
+    """Ship a training run: its actor (only what acting needs) and its evaluation history."""
+    from ..training import CHECKPOINT_NAME, HISTORY_NAME, RUN_FORMAT
+    from ..checkpoint import CheckpointError, atomic_torch_save, atomic_write_text
+
+    run_dir, dest = Path(run_dir), Path(dest) if dest is not None else _dir()
+    state = safe_load(run_dir / CHECKPOINT_NAME)
+    if not isinstance(state, dict) or state.get("format") != RUN_FORMAT:
+        raise CheckpointError(f"{run_dir / CHECKPOINT_NAME} is not a td3_lib training checkpoint.")
+    agent = TD3.from_state_dict(state["agent"], source=str(run_dir / CHECKPOINT_NAME))
+    check_env_id(agent, env_id, run_dir)
+    atomic_torch_save(agent.state_dict(actor_only=True, env_id=env_id), dest / f"{env_id}.pt")
+    atomic_write_text((run_dir / HISTORY_NAME).read_text(), dest / f"{env_id}.csv")
+    return dest / f"{env_id}.pt"
+
+
+def plot_against_reference(history: list[dict], env_id: str, ax=None, label: str = "your run"):
+    """Plot a run's evaluation curve next to the shipped agent's training curve."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    ref = reference_history(env_id)
+    ax.plot([h["step"] for h in ref], [h["eval_mean"] for h in ref], label="shipped agent's training",
+            color="grey")
+    ax.plot([h["step"] for h in history], [h["eval_mean"] for h in history], label=label, marker="o")
+    ax.set(xlabel="environment steps", ylabel="evaluation return (mean over episodes)",
+           title=f"{env_id}: your run against the shipped agent")
+    ax.legend()
+    return ax

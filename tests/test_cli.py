@@ -1,0 +1,79 @@
+"""The command line: a real training run end to end, and one clear line for each bad input."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from td3_lib.__main__ import main
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "td3_lib", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+def test_train_evaluate_play_end_to_end(tmp_path):
+    out = tmp_path / "run"
+    p = run_cli("train", "--env", "Pendulum-v1", "--steps", "1200", "--out", str(out), "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert "final evaluation" in p.stdout
+    for name in ("checkpoint.pt", "history.csv", "curve.png"):
+        assert (out / name).stat().st_size > 0
+    assert list((out / "videos").glob("*.mp4"))
+    p = run_cli("evaluate", str(out / "checkpoint.pt"), "--episodes", "2")
+    assert p.returncode == 0 and "Pendulum-v1: mean" in p.stdout
+    p = run_cli("play", str(out / "checkpoint.pt"), "--out", str(tmp_path / "clips"))
+    assert p.returncode == 0 and list((tmp_path / "clips").glob("*.mp4"))
+    p = run_cli("train", "--env", "Pendulum-v1", "--steps", "1400", "--out", str(out), "--quiet",
+                "--resume", "--no-video")
+    assert p.returncode == 0, p.stderr
+    assert torch.load(out / "checkpoint.pt", weights_only=True)["t"] == 1400
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["train", "--env", "NoSuchEnv-v0"], "Unknown environment 'NoSuchEnv-v0'"),
+    (["train", "--env", "Pendulum-v1", "--steps", "-5"], "must be a positive integer"),
+    (["train", "--env", "Pendulum-v1", "--steps", "ten"], "'ten' is not an integer"),
+    (["train", "--env", "Pendulum-v1", "--device", "tpu"], "Unknown device 'tpu'"),
+    (["train", "--env", "CartPole-v1"], "TD3 needs a continuous action space"),
+    (["evaluate", "missing.pt"], "No checkpoint file at missing.pt"),
+    (["play", "missing.pt"], "No checkpoint file at missing.pt"),
+    (["play", "--pretrained", "CartPole-v1"], "No pretrained agent for 'CartPole-v1'"),
+    (["train"], "the following arguments are required: --env"),
+    (["fly"], "invalid choice: 'fly'"),
+])
+def test_bad_input_exits_2_with_one_line(argv, words, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert words in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("checkpoint.pt"))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_without_gpu_is_refused(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--env", "Pendulum-v1", "--device", "cuda"]) == 2
+    assert "no CUDA GPU" in capsys.readouterr().err
+
+
+def test_corrupt_checkpoint_on_command_line(tmp_path, capsys):
+    (tmp_path / "c.pt").write_bytes(b"\x00" * 100)
+    assert main(["evaluate", str(tmp_path / "c.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "not a readable checkpoint" in err and len(err.strip().splitlines()) == 1
+
+
+def test_help_documents_every_option():
+    p = run_cli("train", "--help")
+    for option in ("--env", "--steps", "--seed", "--device", "--out", "--resume"):
+        assert option in p.stdout
+    assert run_cli("play", "--help").returncode == 0
+    assert "--episodes" in run_cli("evaluate", "--help").stdout

@@ -1,0 +1,85 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from td3_lib import Recorder, make_env, show_video
+from td3_lib.envs import check_spaces
+
+
+def test_make_env_seeds_reproducibly():
+    a, b = make_env("Pendulum-v1", seed=3), make_env("Pendulum-v1", seed=3)
+    np.testing.assert_array_equal(a.reset()[0], b.reset()[0])
+
+
+def test_unknown_id_suggests_close_names():
+    with pytest.raises(ValueError) as err:
+        make_env("BipedalWalkr-v3")
+    msg = str(err.value)
+    assert "Unknown environment 'BipedalWalkr-v3'" in msg and "BipedalWalker-v3" in msg
+    assert "\n" not in msg
+
+
+def test_discrete_action_space_refused():
+    with pytest.raises(ValueError, match="TD3 needs a continuous action space"):
+        make_env("CartPole-v1")
+
+
+class _Spaces(gym.Env):
+    def __init__(self, obs, act):
+        self.observation_space, self.action_space = obs, act
+
+
+def test_infinite_bounds_and_non_flat_observations_refused():
+    with pytest.raises(ValueError, match="infinite action bounds"):
+        check_spaces(_Spaces(gym.spaces.Box(-1, 1, (3,)), gym.spaces.Box(-np.inf, np.inf, (2,))), "X")
+    with pytest.raises(ValueError, match="flat Box"):
+        check_spaces(_Spaces(gym.spaces.Box(0, 1, (4, 4)), gym.spaces.Box(-1, 1, (2,))), "X")
+    with pytest.raises(ValueError, match="flat Box"):
+        check_spaces(_Spaces(gym.spaces.Dict({"a": gym.spaces.Box(0, 1, (2,))}),
+                             gym.spaces.Box(-1, 1, (2,))), "X")
+
+
+def test_bullet_envs_register_on_demand():
+    env = make_env("AntBulletEnv-v0", seed=0)
+    assert env.action_space.shape == (8,) and env.observation_space.shape == (28,)
+    env.close()
+
+
+def _run_episode(env, steps=None, seed=0):
+    env.reset(seed=seed)
+    for i in range(steps or 10**9):
+        _, _, term, trunc, _ = env.step(env.action_space.sample())
+        if term or trunc:
+            break
+
+
+def test_recorder_writes_a_clip_per_episode_and_pauses(tmp_path, capsys):
+    env = Recorder(make_env("Pendulum-v1", render_mode="rgb_array"), tmp_path / "clips")
+    _run_episode(env)
+    assert env.last_video is not None and env.last_video.stat().st_size > 1000
+    env.pause()
+    _run_episode(env)  # paused: nothing captured, no second clip
+    assert len(env.paths) == 1
+    env.resume()
+    _run_episode(env)
+    env.close()
+    assert len(env.paths) == 2 and all(p.is_file() for p in env.paths)
+    assert env.play() == env.last_video  # outside a notebook: prints the path
+    assert str(env.last_video) in capsys.readouterr().out
+
+
+def test_recorder_headless_box2d_and_bullet(tmp_path):
+    for env_id in ("LunarLanderContinuous-v3", "HopperBulletEnv-v0"):
+        env = Recorder(make_env(env_id, render_mode="rgb_array"), tmp_path / env_id)
+        env.reset(seed=0)
+        for _ in range(15):
+            env.step(env.action_space.sample())
+        env.close()  # an unfinished episode is written on close
+        assert env.last_video is not None and env.last_video.stat().st_size > 1000
+
+
+def test_recorder_needs_rgb_array_and_show_video_needs_a_file(tmp_path):
+    with pytest.raises(ValueError, match="rgb_array"):
+        Recorder(make_env("Pendulum-v1"), tmp_path)
+    with pytest.raises(FileNotFoundError, match="No video at"):
+        show_video(tmp_path / "none.mp4")

@@ -1,0 +1,227 @@
+"""Runs that survive: resume, kills at any moment, safe loading, non-finite guard."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import td3_lib.training as training
+from td3_lib import CheckpointError, TD3, TD3Config, train
+from td3_lib.training import TrainingDiverged, read_history
+
+CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2000, eval_freq=400,
+                eval_episodes=1, batch_size=64)
+
+
+class Interrupt(Exception):
+    pass
+
+
+def _stop_at(step):
+    def callback(t, agent):
+        if t >= step:
+            raise Interrupt
+    return callback
+
+
+def _same_weights(a, b):
+    return all(torch.equal(x, y) for x, y in zip(a.critic.parameters(), b.critic.parameters())) and \
+        all(torch.equal(x, y) for x, y in zip(a.actor.parameters(), b.actor.parameters()))
+
+
+def test_resume_with_buffer_equals_uninterrupted(tmp_path):
+    full = train("Pendulum-v1", CFG, seed=3, device="cpu", progress=False)
+    with pytest.raises(Interrupt):  # interrupted at the evaluation of step 1200
+        train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
+              save_buffer=True, callback=_stop_at(1200))
+    saved = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    assert saved["t"] == 800  # the last complete checkpoint
+    resumed = train("Pendulum-v1", seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
+                    resume=True, save_buffer=True)
+    assert [h["eval_mean"] for h in resumed.history] == [h["eval_mean"] for h in full.history]
+    assert _same_weights(full.agent, resumed.agent)
+
+
+def test_resume_without_buffer_warns_and_continues(tmp_path):
+    with pytest.raises(Interrupt):
+        train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
+              callback=_stop_at(1200))
+    with pytest.warns(UserWarning, match="holds no replay buffer"):
+        r = train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path,
+                  progress=False, resume=True)
+    assert r.steps == CFG.total_steps and r.history[-1]["step"] == CFG.total_steps
+
+
+def test_fresh_run_refuses_to_overwrite_and_resume_checks_config(tmp_path):
+    train("Pendulum-v1", CFG, seed=1, device="cpu", checkpoint_dir=tmp_path, progress=False)
+    before = (tmp_path / "checkpoint.pt").read_bytes()
+    with pytest.raises(FileExistsError, match="already holds a run"):
+        train("Pendulum-v1", CFG, seed=1, device="cpu", checkpoint_dir=tmp_path, progress=False)
+    with pytest.raises(CheckpointError, match="hidden_sizes"):  # another network shape
+        train("Pendulum-v1", CFG.__class__(**{**CFG.to_dict(), "hidden_sizes": [32]}), seed=1,
+              device="cpu", checkpoint_dir=tmp_path, progress=False, resume=True)
+    with pytest.raises(CheckpointError, match="trained on Pendulum-v1, not MountainCarContinuous-v0"):
+        train("MountainCarContinuous-v0", None, seed=1, device="cpu", checkpoint_dir=tmp_path,
+              progress=False, resume=True)
+    assert (tmp_path / "checkpoint.pt").read_bytes() == before  # nothing lost
+
+
+_KILL_SCRIPT = textwrap.dedent("""
+    import sys, torch
+    torch.set_num_threads(1)
+    from td3_lib import TD3Config, train
+    cfg = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2400, eval_freq=200,
+                    eval_episodes=1, batch_size=64)
+    train("Pendulum-v1", cfg, seed=5, device="cpu", checkpoint_dir=sys.argv[1], progress=False,
+          resume=True, save_buffer=True)
+""")
+
+
+def test_killed_at_several_points_then_resumed_matches_uninterrupted(tmp_path):
+    """SIGKILL a real training process repeatedly; every time the last checkpoint must load."""
+    run_dir = tmp_path / "run"
+    script = tmp_path / "train.py"
+    script.write_text(_KILL_SCRIPT)
+    rng = np.random.default_rng(0)
+    steps_seen = []
+    for kill in range(4):
+        proc = subprocess.Popen([sys.executable, "-W", "ignore", str(script), str(run_dir)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ckpt = run_dir / "checkpoint.pt"
+        start_mtime = ckpt.stat().st_mtime_ns if ckpt.exists() else 0
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:  # wait for a new checkpoint
+            if ckpt.exists() and ckpt.stat().st_mtime_ns != start_mtime:
+                break
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.0, 0.6))  # then kill at an arbitrary moment, mid-write included
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        state = torch.load(ckpt, weights_only=True)  # always complete and readable
+        steps_seen.append(state["t"])
+        assert read_history(run_dir / "history.csv")  # the CSV too
+    assert steps_seen == sorted(steps_seen) and steps_seen[-1] > steps_seen[0]
+    proc = subprocess.run([sys.executable, "-W", "ignore", str(script), str(run_dir)], timeout=300)
+    assert proc.returncode == 0
+    torch.set_num_threads(1)
+    try:
+        full = train("Pendulum-v1", TD3Config(hidden_sizes=(64, 64), start_timesteps=300,
+                                               total_steps=2400, eval_freq=200, eval_episodes=1,
+                                               batch_size=64), seed=5, device="cpu", progress=False)
+    finally:
+        torch.set_num_threads(os.cpu_count() or 1)
+    resumed = torch.load(run_dir / "checkpoint.pt", weights_only=True)
+    assert resumed["t"] == 2400
+    assert [h["eval_mean"] for h in resumed["history"]] == [h["eval_mean"] for h in full.history]
+    agent = TD3.from_state_dict(resumed["agent"])
+    assert _same_weights(agent, full.agent)
+
+
+class _Payload:
+    """Unpickling this would create a file: proof the code ran."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.mkdir, (self.marker,))
+
+
+def test_malicious_pickle_refused_without_running(tmp_path):
+    marker = str(tmp_path / "payload-ran")
+    path = tmp_path / "evil.pt"
+    torch.save({"format": "td3_lib.agent/1", "actor": _Payload(marker)}, path)
+    with pytest.raises(CheckpointError, match="arbitrary Python objects"):
+        TD3.load(path)
+    (tmp_path / "checkpoint.pt").write_bytes(path.read_bytes())  # as a run's checkpoint too
+    with pytest.raises(CheckpointError, match="arbitrary Python objects"):
+        train("Pendulum-v1", CFG, checkpoint_dir=tmp_path, resume=True, progress=False)
+    assert not os.path.exists(marker)
+    # the same file loaded without protection would run it: the payload is real
+    torch.load(path, weights_only=False)
+    assert os.path.exists(marker)
+
+
+def test_truncated_checkpoint_is_a_clear_error(tmp_path):
+    torch.manual_seed(0)
+    TD3(3, [-2], [2], CFG).save(tmp_path / "a.pt")
+    data = (tmp_path / "a.pt").read_bytes()
+    for cut in (10, len(data) // 2, len(data) - 10):
+        (tmp_path / "cut.pt").write_bytes(data[:cut])
+        with pytest.raises(CheckpointError, match="cut.pt is not a readable checkpoint"):
+            TD3.load(tmp_path / "cut.pt")
+
+
+def test_mismatched_network_shape_is_named(tmp_path):
+    torch.manual_seed(0)
+    agent = TD3(3, [-2], [2], CFG)
+    state = agent.state_dict(env_id="Pendulum-v1")
+    state["config"]["hidden_sizes"] = [32, 32]  # says one shape, holds another
+    torch.save(state, tmp_path / "bad.pt")
+    with pytest.raises(CheckpointError, match="bad.pt does not match the network it describes"):
+        TD3.load(tmp_path / "bad.pt")
+
+
+def test_gpu_checkpoint_loads_on_cpu(tmp_path, monkeypatch):
+    """A file whose tensors were saved on a GPU (location tag cuda:0) loads onto the CPU."""
+    torch.manual_seed(0)
+    agent = TD3(3, [-2], [2], CFG)
+    import torch.serialization as ser
+    monkeypatch.setattr(ser, "location_tag", lambda storage: "cuda:0")
+    agent.save(tmp_path / "gpu.pt", env_id="Pendulum-v1")
+    monkeypatch.undo()
+    if not torch.cuda.is_available():  # plain torch.load would fail on this machine
+        with pytest.raises(RuntimeError, match="CUDA"):
+            torch.load(tmp_path / "gpu.pt", weights_only=True)
+    loaded = TD3.load(tmp_path / "gpu.pt", device="cpu")
+    obs = np.ones((4, 3))
+    np.testing.assert_array_equal(loaded.act(obs), agent.act(obs))
+
+
+class _NaNReward(gym.Wrapper):
+    """Returns a NaN reward at one step, as a broken environment might."""
+
+    def __init__(self, env, at):
+        super().__init__(env)
+        self.t, self.at = 0, at
+
+    def step(self, action):
+        obs, r, term, trunc, info = self.env.step(action)
+        self.t += 1
+        return obs, (float("nan") if self.t == self.at else r), term, trunc, info
+
+
+def test_non_finite_loss_stops_run_naming_step_and_keeps_checkpoint(tmp_path):
+    env = _NaNReward(gym.make("Pendulum-v1"), at=700)
+    with pytest.raises(TrainingDiverged) as err:
+        train(env, CFG, seed=0, device="cpu", checkpoint_dir=tmp_path, progress=False)
+    msg = str(err.value)
+    step = int(msg.split("at step ")[1].split(";")[0])
+    assert 700 <= step <= 800 and "last good checkpoint" in msg
+    saved = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    assert saved["t"] == 400
+    assert all(torch.isfinite(v).all() for v in saved["agent"]["critic"].values())
+
+
+def test_unwritable_dir_and_full_disk_reported_before_training(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("x")
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("training started before the checkpoint directory was checked")
+    monkeypatch.setattr(TD3, "update", no_training)
+    monkeypatch.setattr(training, "evaluate", no_training)
+    with pytest.raises(OSError, match="not writable"):
+        train("Pendulum-v1", CFG, checkpoint_dir=tmp_path / "file" / "run", progress=False)
+    monkeypatch.setattr(training.shutil, "disk_usage",
+                        lambda p: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000))
+    with pytest.raises(OSError, match="Not enough free disk space"):
+        train("Pendulum-v1", CFG, checkpoint_dir=tmp_path / "run", progress=False)
+    assert not (tmp_path / "run" / "checkpoint.pt").exists()
