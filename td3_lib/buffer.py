@@ -69,9 +69,11 @@ class ReplayBuffer:
     def state_dict(self) -> dict:
         """The stored transitions (only the filled part) and the write position."""
         n = self.size
-        return {"obs": self.obs[:n].cpu(), "action": self.action[:n].cpu(),
-                "reward": self.reward[:n].cpu(), "next_obs": self.next_obs[:n].cpu(),
-                "not_done": self.not_done[:n].cpu(), "ptr": self.ptr, "capacity": self.capacity}
+        # copy=True: a slice of a CPU tensor is a view, and torch.save would write its
+        # whole storage (the full capacity), not just the filled part.
+        part = {name: getattr(self, name)[:n].to("cpu", copy=True)
+                for name in ("obs", "action", "reward", "next_obs", "not_done")}
+        return {**part, "ptr": self.ptr, "capacity": self.capacity}
 
     def load_state_dict(self, state: dict) -> None:
         if state["capacity"] != self.capacity or state["obs"].shape[1] != self.obs.shape[1] \
