@@ -32,11 +32,17 @@ matmul FLOPs per update divided by that throughput.
 
 from __future__ import annotations
 
+import os
+
+# OpenMP's default is to spin while waiting at a barrier. On a machine shared
+# with other jobs a spinning thread burns the time slice its partner needs, and
+# two torch threads then run up to 100x slower than one; passive waiting avoids
+# that collapse (same setting for every contender; set before torch starts).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import argparse
 import copy
-import dataclasses
 import json
-import os
 import platform
 import statistics
 import sys
@@ -292,6 +298,7 @@ def machine() -> dict:
         pass
     flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
     return {"cpu": model, "logical_cpus": os.cpu_count(), "torch": torch.__version__,
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
             "torch_threads": torch.get_num_threads(), "python": platform.python_version(),
             "avx512_bf16": "avx512_bf16" in flags}
 
