@@ -30,7 +30,6 @@ import dataclasses
 import json
 import multiprocessing
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
