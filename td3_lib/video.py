@@ -98,3 +98,12 @@ def show_video(path, width: int = 480):
     video = Video(str(path), embed=True, width=width, html_attributes="controls autoplay loop muted")
     display(video)
     return None
+
+
+def to_gif(mp4_path, gif_path, width: int = 240, fps: int = 15):
+    """A small looping gif of a clip (for a README), written with moviepy."""
+    from moviepy import VideoFileClip
+
+    with VideoFileClip(str(mp4_path)) as clip:
+        clip.resized(width=width).write_gif(str(gif_path), fps=fps, logger=None)
+    return Path(gif_path)
