@@ -91,10 +91,6 @@ class TD3:
         self.critic_optimizer = _adam(self.critic.parameters(), config.critic_lr)
         for p in (*self.actor_target.parameters(), *self.critic_target.parameters()):
             p.requires_grad_(False)
-        # Online and target parameters of both networks, in matching order, for
-        # the soft update: one foreach lerp over all of them.
-        self._online = [*self.critic.parameters(), *self.actor.parameters()]
-        self._targets = [*self.critic_target.parameters(), *self.actor_target.parameters()]
         # Target-smoothing noise has its own generator, seeded from the global
         # one, so the same torch.manual_seed gives the same run.
         self.generator = torch.Generator(self.device)
@@ -184,8 +180,10 @@ class TD3:
         actor_loss.backward()
         self.actor_optimizer.step()
         # Both target networks in one fused lerp (what soft_update does per network).
+        online = [*self.critic.parameters(), *self.actor.parameters()]
+        targets = [*self.critic_target.parameters(), *self.actor_target.parameters()]
         with torch.no_grad():
-            torch._foreach_lerp_(self._targets, self._online, self.config.tau)
+            torch._foreach_lerp_(targets, online, self.config.tau)
         return actor_loss
 
     # ---------------------------------------------------------- saving/loading
