@@ -4,21 +4,8 @@ import dataclasses
 
 import torch
 
-from td3_lib import Batch, TD3, TD3Config
 
-CFG = TD3Config(hidden_sizes=(32, 32), batch_size=16)
-
-
-def make_agent(cfg=CFG, seed=0):
-    torch.manual_seed(seed)
-    return TD3(3, [-2.0, 0.0], [2.0, 1.0], cfg)
-
-
-def make_batch(n=16, seed=1):
-    g = torch.Generator().manual_seed(seed)
-    return Batch(torch.randn(n, 3, generator=g), torch.rand(n, 2, generator=g),
-                 torch.randn(n, 1, generator=g), torch.randn(n, 3, generator=g),
-                 (torch.rand(n, 1, generator=g) > 0.1).float())
+from test_agent import CFG, make_agent, make_batch
 
 
 def test_fused_adam_matches_the_per_tensor_loop():
