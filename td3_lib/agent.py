@@ -39,13 +39,19 @@ def resolve_device(device="auto") -> torch.device:
     return dev
 
 
-def soft_update(source: torch.nn.Module, target: torch.nn.Module, tau: float) -> None:
+def soft_update(source, target, tau: float) -> None:
     """theta' <- tau * theta + (1 - tau) * theta', for every parameter at once.
 
-    One fused foreach lerp over all tensors instead of a Python loop per parameter.
+    ``source`` and ``target`` are modules, or tuples of modules in matching
+    order; one fused foreach lerp covers all their tensors, instead of a
+    Python loop per parameter.
     """
+    def params(m):
+        modules = m if isinstance(m, (tuple, list)) else (m,)
+        return [p for module in modules for p in module.parameters()]
+
     with torch.no_grad():
-        torch._foreach_lerp_(list(target.parameters()), list(source.parameters()), tau)
+        torch._foreach_lerp_(params(target), params(source), tau)
 
 
 def _adam(params, lr: float) -> torch.optim.Adam:
@@ -178,11 +184,8 @@ class TD3:
         self.actor_optimizer.zero_grad(set_to_none=True)
         actor_loss.backward()
         self.actor_optimizer.step()
-        # Both target networks in one fused lerp (what soft_update does per network).
-        online = [*self.critic.parameters(), *self.actor.parameters()]
-        targets = [*self.critic_target.parameters(), *self.actor_target.parameters()]
-        with torch.no_grad():
-            torch._foreach_lerp_(targets, online, self.config.tau)
+        # Both target networks in one fused lerp.
+        soft_update((self.critic, self.actor), (self.critic_target, self.actor_target), self.config.tau)
         return actor_loss
 
     # ---------------------------------------------------------- saving/loading
