@@ -46,6 +46,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 ZOO_TD3 = dict(gamma=0.98, buffer_size=200_000, learning_starts=10_000, learning_rate=1e-3,
                train_freq=1, gradient_steps=1, policy_kwargs=dict(net_arch=[400, 300]))
 ZOO_NOISE_STD = 0.1
+LABELS = {"td3_lib": "td3_lib, preset", "td3_lib_256": "td3_lib, preset with 256-256",
+          "td3_lib_bf16": "td3_lib, preset with bf16", "sb3": "SB3, RL Zoo settings"}
 
 
 def evaluate_policy(policy, env, episodes: int, seed: int) -> float:
@@ -135,7 +137,7 @@ def plot(result: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for (name, runs), color in zip(result["runs"].items(), ("tab:blue", "tab:orange", "tab:green")):
+    for (name, runs), color in zip(result["runs"].items(), ("tab:blue", "tab:orange", "tab:green", "tab:red")):
         if not runs:
             continue
         n = min(len(r["returns"]) for r in runs)
@@ -143,7 +145,7 @@ def plot(result: dict, path: Path) -> None:
         steps = np.array(runs[0]["steps"][:n])
         wall = np.array([r["wall_s"][:n] for r in runs]).mean(0)
         mean, std = ret.mean(0), ret.std(0)
-        label = f"{name} ({len(runs)} seeds)"
+        label = f"{LABELS.get(name, name)} ({len(runs)} seeds)"
         for ax, x in zip(axes, (steps, wall)):
             ax.plot(x, mean, color=color, label=label)
             ax.fill_between(x, mean - std, mean + std, color=color, alpha=0.2)
@@ -176,6 +178,8 @@ def _seed_job(job) -> list[tuple[str, int, dict]]:
     for lib in (args.libs if i % 2 == 0 else args.libs[::-1]):
         if lib == "td3_lib":
             run = run_td3_lib(args.env, seed, args)
+        elif lib == "td3_lib_256":  # the authors' network size instead of the preset's
+            run = run_td3_lib(args.env, seed, args, hidden_sizes=(256, 256))
         elif lib == "td3_lib_bf16":
             run = run_td3_lib(args.env, seed, args, bf16=True)
         else:
@@ -207,7 +211,7 @@ def main(argv=None) -> dict:
     p.add_argument("--eval-episodes", type=int, default=10)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     p.add_argument("--libs", nargs="+", default=["td3_lib", "sb3"],
-                   choices=["td3_lib", "sb3", "td3_lib_bf16"])
+                   choices=["td3_lib", "sb3", "td3_lib_256", "td3_lib_bf16"])
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads, the same for both libraries (1: steady on a shared machine)")
     p.add_argument("--jobs", type=int, default=1,

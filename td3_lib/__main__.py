@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("train", help="train an agent, then save its checkpoint, curve and a video",
                        description="Train TD3 with the environment's preset; save checkpoint.pt, "
-                                   "history.csv, curve.png and a video in --out.")
+                                   "best_actor.pt (the best evaluation's actor), history.csv, "
+                                   "curve.png and a video in --out.")
     t.add_argument("--env", required=True, help="environment id, e.g. Pendulum-v1, BipedalWalker-v3")
     t.add_argument("--steps", type=_positive_int, help="environment steps in all (default: the preset's)")
     t.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed (default 0)")
@@ -140,7 +141,9 @@ def cmd_train(args) -> None:
     last = result.history[-1]
     print(f"{args.env}: {result.steps} steps in {result.wall_s:.0f} s; final evaluation "
           f"{last['eval_mean']:.1f} +- {last['eval_std']:.1f} over {cfg.eval_episodes} episodes")
+    best = max(result.history, key=lambda h: h["eval_mean"])
     print(f"checkpoint {result.checkpoint_path}, curve {out / 'curve.png'}, history {out / 'history.csv'}")
+    print(f"best evaluation {best['eval_mean']:.1f} at step {best['step']}: its actor is {out / 'best_actor.pt'}")
     if not args.no_video:
         record(result.agent, args.env, out / "videos", episodes=1, seed=args.seed + 1000)
 

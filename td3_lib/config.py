@@ -94,9 +94,11 @@ def _check(ok: bool, name: str, value, allowed: str) -> None:
 
 
 # Per-environment settings. Step budgets follow RL Zoo's benchmark (see the
-# README's table); Pendulum's is cut to what TD3 needs here to pass -250.
+# README's table); Pendulum's is cut to what TD3 needs here to pass -250, and
+# its networks to 64-64: 3 observations and 1 action need no more, and 64-64
+# learned as well as 256-256 in about a third of the time (README, Learning).
 _PRESETS: dict[str, dict] = {
-    "Pendulum-v1": dict(hidden_sizes=(256, 256), actor_lr=1e-3, critic_lr=1e-3, discount=0.98,
+    "Pendulum-v1": dict(hidden_sizes=(64, 64), actor_lr=1e-3, critic_lr=1e-3, discount=0.98,
                         start_timesteps=1_000, buffer_size=200_000, total_steps=15_000,
                         eval_freq=2_500),
     "MountainCarContinuous-v0": dict(start_timesteps=10_000, buffer_size=300_000,

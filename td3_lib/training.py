@@ -25,6 +25,7 @@ from .envs import check_spaces, env_id_of, make_env
 RUN_FORMAT = "td3_lib.run/1"
 CHECKPOINT_NAME = "checkpoint.pt"
 HISTORY_NAME = "history.csv"
+BEST_NAME = "best_actor.pt"
 HISTORY_FIELDS = ("step", "episodes", "eval_mean", "eval_std", "train_return", "critic_loss", "wall_s")
 
 
@@ -181,9 +182,10 @@ def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="
     that; a noise-free evaluation every ``eval_freq`` steps on a separate
     environment. With ``checkpoint_dir`` the run is checkpointed at the first
     episode end after each evaluation (the checkpoint then holds no half
-    episode), the history is written as CSV beside it, and ``resume=True``
-    continues from there to the same total budget. ``callback(step, agent)``
-    runs after each evaluation.
+    episode), the history is written as CSV beside it, the actor of the best
+    evaluation so far is kept as ``best_actor.pt`` (actor only), and
+    ``resume=True`` continues from there to the same total budget.
+    ``callback(step, agent)`` runs after each evaluation.
     """
     if isinstance(env_or_id, str):
         env_id = env_or_id
@@ -267,8 +269,15 @@ def _loop(run: _Run, env, eval_env, ckpt_path, save_buffer, progress, callback) 
                 raise TrainingDiverged(f"Training diverged: the {name}'s weights became non-finite "
                                        f"by step {run.t}; the last good checkpoint is kept.")
 
+    def keep_if_best(eval_mean: float) -> None:
+        # TD3's evaluation return oscillates from one evaluation to the next, so
+        # the last actor is not always the best one (RL Zoo keeps a best model too).
+        if ckpt_path is not None and all(eval_mean > h["eval_mean"] for h in run.history):
+            agent.save(ckpt_path.parent / BEST_NAME, env_id=run.env_id, actor_only=True)
+
     def evaluate_now() -> None:
         returns = evaluate(agent, eval_env, cfg.eval_episodes, seed=run.seed + 100)
+        keep_if_best(float(returns.mean()))
         run.history.append({"step": run.t, "episodes": run.episode,
                             "eval_mean": float(returns.mean()), "eval_std": float(returns.std()),
                             "train_return": run.last_return, "critic_loss": check_finite(),

@@ -19,11 +19,13 @@ def test_train_evaluate_play_end_to_end(tmp_path):
     p = run_cli("train", "--env", "Pendulum-v1", "--steps", "1200", "--out", str(out), "--quiet")
     assert p.returncode == 0, p.stderr
     assert "final evaluation" in p.stdout
-    for name in ("checkpoint.pt", "history.csv", "curve.png"):
+    assert "best evaluation" in p.stdout
+    for name in ("checkpoint.pt", "best_actor.pt", "history.csv", "curve.png"):
         assert (out / name).stat().st_size > 0
     assert list((out / "videos").glob("*.mp4"))
-    p = run_cli("evaluate", str(out / "checkpoint.pt"), "--episodes", "2")
-    assert p.returncode == 0 and "Pendulum-v1: mean" in p.stdout
+    for name in ("checkpoint.pt", "best_actor.pt"):
+        p = run_cli("evaluate", str(out / name), "--episodes", "2")
+        assert p.returncode == 0 and "Pendulum-v1: mean" in p.stdout
     p = run_cli("play", str(out / "checkpoint.pt"), "--out", str(tmp_path / "clips"))
     assert p.returncode == 0 and list((tmp_path / "clips").glob("*.mp4"))
     p = run_cli("train", "--env", "Pendulum-v1", "--steps", "1400", "--out", str(out), "--quiet",

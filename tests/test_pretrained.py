@@ -1,9 +1,11 @@
 """The agents shipped with the package reach their bars on seeds training never used."""
 
+import numpy as np
 import pytest
+import torch
 
-from td3_lib import evaluate
-from td3_lib.pretrained import available, load_pretrained, reference_history
+from td3_lib import CheckpointError, TD3, TD3Config, evaluate, train
+from td3_lib.pretrained import available, export_pretrained, load_pretrained, reference_history
 
 # mean evaluation return each shipped agent must reach (no noise)
 BARS = {"Pendulum-v1": -200.0, "LunarLanderContinuous-v3": 200.0, "BipedalWalker-v3": 300.0,
@@ -30,3 +32,25 @@ def test_shipped_agent_reaches_its_bar(env_id):
 def test_unknown_pretrained_is_a_clear_error():
     with pytest.raises(ValueError, match="No pretrained agent for 'Nope-v0'; available: "):
         load_pretrained("Nope-v0")
+
+
+def test_run_keeps_the_best_evaluated_actor_and_exports_it(tmp_path):
+    cfg = TD3Config(hidden_sizes=(32, 32), start_timesteps=200, total_steps=1500, eval_freq=300,
+                    eval_episodes=1, batch_size=32)
+    snapshots = []
+    result = train("Pendulum-v1", cfg, seed=3, device="cpu", progress=False, checkpoint_dir=tmp_path / "run",
+                   callback=lambda t, agent: snapshots.append(
+                       {k: v.clone() for k, v in agent.actor.state_dict().items()}))
+    means = [h["eval_mean"] for h in result.history]
+    assert len(snapshots) == len(means) == 5
+    best = TD3.load(tmp_path / "run" / "best_actor.pt", env_id="Pendulum-v1")
+    assert not best.can_train
+    for k, v in best.actor.state_dict().items():
+        assert torch.equal(v, snapshots[int(np.argmax(means))][k])
+
+    path = export_pretrained(tmp_path / "run", "Pendulum-v1", dest=tmp_path, best=True)
+    shipped = TD3.load(path)
+    assert all(torch.equal(a, b) for a, b in zip(shipped.actor.parameters(), best.actor.parameters()))
+    assert (tmp_path / "Pendulum-v1.csv").read_text() == (tmp_path / "run" / "history.csv").read_text()
+    with pytest.raises(CheckpointError, match="was trained on Pendulum-v1, not BipedalWalker-v3"):
+        export_pretrained(tmp_path / "run", "BipedalWalker-v3", dest=tmp_path, best=True)

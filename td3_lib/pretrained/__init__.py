@@ -44,16 +44,23 @@ def reference_history(env_id: str) -> list[dict]:
     return read_history(path)
 
 
-def export_pretrained(run_dir, env_id: str, dest=None) -> Path:
-    """Ship a training run: its actor (only what acting needs) and its evaluation history."""
-    from ..training import CHECKPOINT_NAME, HISTORY_NAME, RUN_FORMAT
+def export_pretrained(run_dir, env_id: str, dest=None, best: bool = False) -> Path:
+    """Ship a training run: its actor (only what acting needs) and its evaluation history.
+
+    ``best=True`` ships the actor of the run's best evaluation (``best_actor.pt``)
+    instead of the last one.
+    """
+    from ..training import BEST_NAME, CHECKPOINT_NAME, HISTORY_NAME, RUN_FORMAT
     from ..checkpoint import CheckpointError, atomic_torch_save, atomic_write_text
 
     run_dir, dest = Path(run_dir), Path(dest) if dest is not None else _dir()
-    state = safe_load(run_dir / CHECKPOINT_NAME)
-    if not isinstance(state, dict) or state.get("format") != RUN_FORMAT:
-        raise CheckpointError(f"{run_dir / CHECKPOINT_NAME} is not a td3_lib training checkpoint.")
-    agent = TD3.from_state_dict(state["agent"], source=str(run_dir / CHECKPOINT_NAME))
+    if best:
+        agent = TD3.from_state_dict(safe_load(run_dir / BEST_NAME), source=str(run_dir / BEST_NAME))
+    else:
+        state = safe_load(run_dir / CHECKPOINT_NAME)
+        if not isinstance(state, dict) or state.get("format") != RUN_FORMAT:
+            raise CheckpointError(f"{run_dir / CHECKPOINT_NAME} is not a td3_lib training checkpoint.")
+        agent = TD3.from_state_dict(state["agent"], source=str(run_dir / CHECKPOINT_NAME))
     check_env_id(agent, env_id, run_dir)
     atomic_torch_save(agent.state_dict(actor_only=True, env_id=env_id), dest / f"{env_id}.pt")
     atomic_write_text((run_dir / HISTORY_NAME).read_text(), dest / f"{env_id}.csv")
