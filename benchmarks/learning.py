@@ -19,6 +19,7 @@ cut to one episode and stays counted against it).
 
     python benchmarks/learning.py                          # Pendulum-v1, 20k steps, seeds 0-4
     python benchmarks/learning.py --jobs 5                 # the same, the seeds side by side
+    python benchmarks/learning.py --libs td3_lib td3_lib_256 sb3   # plus the preset with 256-256 networks
     python benchmarks/learning.py --lunar                  # LunarLanderContinuous-v3, 300k steps (long)
     python benchmarks/learning.py --plot-only              # redraw from the saved JSON
 """
