@@ -100,10 +100,12 @@ def show_video(path, width: int = 480):
     return None
 
 
-def to_gif(mp4_path, gif_path, width: int = 240, fps: int = 15):
-    """A small looping gif of a clip (for a README), written with moviepy."""
+def to_gif(mp4_path, gif_path, width: int = 240, fps: int = 15, seconds: float | None = None):
+    """A small looping gif of a clip (for a README), at most its first ``seconds``, written with moviepy."""
     from moviepy import VideoFileClip
 
     with VideoFileClip(str(mp4_path)) as clip:
+        if seconds is not None and seconds < clip.duration:
+            clip = clip.subclipped(0, seconds)  # a long episode (1,600 walker steps) would make a huge gif
         clip.resized(width=width).write_gif(str(gif_path), fps=fps, logger=None)
     return Path(gif_path)

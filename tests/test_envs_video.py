@@ -83,3 +83,20 @@ def test_recorder_needs_rgb_array_and_show_video_needs_a_file(tmp_path):
         Recorder(make_env("Pendulum-v1"), tmp_path)
     with pytest.raises(FileNotFoundError, match="No video at"):
         show_video(tmp_path / "none.mp4")
+
+
+def test_gif_of_a_clip_can_be_cut_short(tmp_path):
+    from moviepy import VideoFileClip
+
+    from td3_lib.video import to_gif
+
+    env = Recorder(make_env("Pendulum-v1", render_mode="rgb_array"), tmp_path)
+    env.reset(seed=0)
+    for _ in range(90):  # 3 s at Pendulum's 30 frames per second
+        env.step(env.action_space.sample())
+    env.close()
+    full = to_gif(env.paths[0], tmp_path / "full.gif", width=64)
+    cut = to_gif(env.paths[0], tmp_path / "cut.gif", width=64, seconds=1.0)
+    with VideoFileClip(str(full)) as a, VideoFileClip(str(cut)) as b:
+        assert a.duration > 2.5 and 0.5 < b.duration <= 1.0
+        assert a.size[0] == b.size[0] == 64
