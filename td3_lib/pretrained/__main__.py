@@ -26,6 +26,7 @@ def main(argv=None) -> None:
     p.add_argument("env_id")
     p.add_argument("--videos", type=Path, default=Path("videos"))
     p.add_argument("--episodes", type=int, default=100)
+    p.add_argument("--gif-fps", type=int, default=15, help="frames per second of the README gif")
     p.add_argument("--gif-seconds", type=float, default=20.0, help="length of the README gif, at most")
     p.add_argument("--clip-seed", type=int, default=TEST_SEED, help="reset seed of the recorded episode")
     args = p.parse_args(argv)
@@ -44,7 +45,7 @@ def main(argv=None) -> None:
     clips = record(agent, args.env_id, args.videos / f".{args.env_id}", episodes=1, seed=args.clip_seed)
     mp4 = args.videos / f"{args.env_id}.mp4"
     clips[0].replace(mp4)
-    to_gif(mp4, mp4.with_suffix(".gif"), seconds=args.gif_seconds)
+    to_gif(mp4, mp4.with_suffix(".gif"), fps=args.gif_fps, seconds=args.gif_seconds)
     (args.videos / f".{args.env_id}").rmdir()
 
     history = read_history(args.run_dir / HISTORY_NAME)
