@@ -47,8 +47,11 @@ RESULTS = Path(__file__).resolve().parent / "results"
 ZOO_TD3 = dict(gamma=0.98, buffer_size=200_000, learning_starts=10_000, learning_rate=1e-3,
                train_freq=1, gradient_steps=1, policy_kwargs=dict(net_arch=[400, 300]))
 ZOO_NOISE_STD = 0.1
-LABELS = {"td3_lib": "td3_lib, preset", "td3_lib_256": "td3_lib, preset with 256-256",
-          "td3_lib_bf16": "td3_lib, preset with bf16", "sb3": "SB3, RL Zoo settings"}
+# td3_lib contenders: overrides of the preset, and their label in the plot.
+TD3LIB_VARIANTS = {"td3_lib": ({}, "td3_lib, preset"),
+                   "td3_lib_256": (dict(hidden_sizes=(256, 256)), "td3_lib, preset with 256-256"),
+                   "td3_lib_bf16": (dict(bf16=True), "td3_lib, preset with bf16")}
+LABELS = {name: label for name, (_, label) in TD3LIB_VARIANTS.items()} | {"sb3": "SB3, RL Zoo settings"}
 
 
 def evaluate_policy(policy, env, episodes: int, seed: int) -> float:
@@ -138,7 +141,8 @@ def plot(result: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for (name, runs), color in zip(result["runs"].items(), ("tab:blue", "tab:orange", "tab:green", "tab:red")):
+    for i, (name, runs) in enumerate(result["runs"].items()):
+        color = f"C{i}"
         if not runs:
             continue
         n = min(len(r["returns"]) for r in runs)
@@ -177,12 +181,8 @@ def _seed_job(job) -> list[tuple[str, int, dict]]:
     torch.set_num_threads(args.threads)
     runs = []
     for lib in (args.libs if i % 2 == 0 else args.libs[::-1]):
-        if lib == "td3_lib":
-            run = run_td3_lib(args.env, seed, args)
-        elif lib == "td3_lib_256":  # the authors' network size instead of the preset's
-            run = run_td3_lib(args.env, seed, args, hidden_sizes=(256, 256))
-        elif lib == "td3_lib_bf16":
-            run = run_td3_lib(args.env, seed, args, bf16=True)
+        if lib in TD3LIB_VARIANTS:
+            run = run_td3_lib(args.env, seed, args, **TD3LIB_VARIANTS[lib][0])
         else:
             run = run_sb3(args.env, seed, args)
         if run is not None:
@@ -212,7 +212,7 @@ def main(argv=None) -> dict:
     p.add_argument("--eval-episodes", type=int, default=10)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     p.add_argument("--libs", nargs="+", default=["td3_lib", "sb3"],
-                   choices=["td3_lib", "sb3", "td3_lib_256", "td3_lib_bf16"])
+                   choices=[*TD3LIB_VARIANTS, "sb3"])
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads, the same for both libraries (1: steady on a shared machine)")
     p.add_argument("--jobs", type=int, default=1,

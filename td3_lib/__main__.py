@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 
 from .checkpoint import CheckpointError
-from .training import TrainingDiverged
+from .training import TrainingDiverged, best_evaluation, load_agent
 
 EPILOG = "Example: python -m td3_lib train --env Pendulum-v1"
 
@@ -76,18 +76,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_any(path: Path, device="cpu"):
-    """An agent from an agent checkpoint or from a training run's checkpoint."""
-    from .agent import TD3
-    from .checkpoint import safe_load
-    from .training import RUN_FORMAT
-
-    state = safe_load(path, device=device)
-    if isinstance(state, dict) and state.get("format") == RUN_FORMAT:
-        state = state["agent"]
-    return TD3.from_state_dict(state, device=device, source=str(path))
-
-
 def record(agent, env_id: str, out: Path, episodes: int, seed: int) -> list[Path]:
     from .envs import make_env
     from .video import Recorder
@@ -141,7 +129,7 @@ def cmd_train(args) -> None:
     last = result.history[-1]
     print(f"{args.env}: {result.steps} steps in {result.wall_s:.0f} s; final evaluation "
           f"{last['eval_mean']:.1f} +- {last['eval_std']:.1f} over {cfg.eval_episodes} episodes")
-    best = max(result.history, key=lambda h: h["eval_mean"])
+    best = best_evaluation(result.history)
     print(f"checkpoint {result.checkpoint_path}, curve {out / 'curve.png'}, history {out / 'history.csv'}")
     print(f"best evaluation {best['eval_mean']:.1f} at step {best['step']}: its actor is {out / 'best_actor.pt'}")
     if not args.no_video:
@@ -154,7 +142,7 @@ def cmd_play(args) -> None:
         agent, env_id = load_pretrained(args.pretrained), args.pretrained
         out = args.out or Path("videos") / "pretrained"
     else:
-        agent = load_any(args.checkpoint)
+        agent = load_agent(args.checkpoint)
         env_id = agent.env_id
         if env_id is None:
             raise CheckpointError(f"{args.checkpoint} does not say which environment it was trained on.")
@@ -165,7 +153,7 @@ def cmd_play(args) -> None:
 def cmd_evaluate(args) -> None:
     from .training import evaluate
 
-    agent = load_any(args.checkpoint)
+    agent = load_agent(args.checkpoint)
     if agent.env_id is None:
         raise CheckpointError(f"{args.checkpoint} does not say which environment it was trained on.")
     returns = evaluate(agent, agent.env_id, episodes=args.episodes, seed=args.seed)

@@ -163,6 +163,19 @@ class _Run:
                           "(pass save_buffer=True / --save-buffer to keep it).", stacklevel=3)
 
 
+def load_agent(path, device="cpu") -> TD3:
+    """The agent of an agent checkpoint (``TD3.save``, ``best_actor.pt``) or of a run's ``checkpoint.pt``."""
+    state = safe_load(path, device=device)
+    if isinstance(state, dict) and state.get("format") == RUN_FORMAT:
+        state = state["agent"]
+    return TD3.from_state_dict(state, device=device, source=str(path))
+
+
+def best_evaluation(history: list[dict]) -> dict:
+    """The history row with the highest mean return (the first of equals): the one ``best_actor.pt`` holds."""
+    return max(history, key=lambda h: h["eval_mean"])
+
+
 def _load_run(path: Path, env_id: str, device) -> dict:
     state = safe_load(path, device=device)
     if not isinstance(state, dict) or state.get("format") != RUN_FORMAT:

@@ -6,7 +6,6 @@ from importlib import resources
 from pathlib import Path
 
 from ..agent import TD3, check_env_id
-from ..checkpoint import safe_load
 
 
 def _dir() -> Path:
@@ -28,10 +27,7 @@ def pretrained_path(env_id: str) -> Path:
 
 def load_pretrained(env_id: str, device="cpu") -> TD3:
     """The shipped agent for ``env_id`` (actor only: it acts, it does not train)."""
-    path = pretrained_path(env_id)
-    agent = TD3.from_state_dict(safe_load(path, device=device), device=device, source=str(path))
-    check_env_id(agent, env_id, path)
-    return agent
+    return TD3.load(pretrained_path(env_id), device=device, env_id=env_id)
 
 
 def reference_history(env_id: str) -> list[dict]:
@@ -50,17 +46,11 @@ def export_pretrained(run_dir, env_id: str, dest=None, best: bool = False) -> Pa
     ``best=True`` ships the actor of the run's best evaluation (``best_actor.pt``)
     instead of the last one.
     """
-    from ..training import BEST_NAME, CHECKPOINT_NAME, HISTORY_NAME, RUN_FORMAT
-    from ..checkpoint import CheckpointError, atomic_torch_save, atomic_write_text
+    from ..training import BEST_NAME, CHECKPOINT_NAME, HISTORY_NAME, load_agent
+    from ..checkpoint import atomic_torch_save, atomic_write_text
 
     run_dir, dest = Path(run_dir), Path(dest) if dest is not None else _dir()
-    if best:
-        agent = TD3.from_state_dict(safe_load(run_dir / BEST_NAME), source=str(run_dir / BEST_NAME))
-    else:
-        state = safe_load(run_dir / CHECKPOINT_NAME)
-        if not isinstance(state, dict) or state.get("format") != RUN_FORMAT:
-            raise CheckpointError(f"{run_dir / CHECKPOINT_NAME} is not a td3_lib training checkpoint.")
-        agent = TD3.from_state_dict(state["agent"], source=str(run_dir / CHECKPOINT_NAME))
+    agent = load_agent(run_dir / (BEST_NAME if best else CHECKPOINT_NAME))
     check_env_id(agent, env_id, run_dir)
     atomic_torch_save(agent.state_dict(actor_only=True, env_id=env_id), dest / f"{env_id}.pt")
     atomic_write_text((run_dir / HISTORY_NAME).read_text(), dest / f"{env_id}.csv")

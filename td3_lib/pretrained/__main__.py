@@ -4,7 +4,7 @@
 
 Copies the run's best-evaluated actor and its history into td3_lib/pretrained/,
 evaluates it over noise-free episodes on seeds the training never used
-(10000, 10001, ...; training evaluates on seed + 100 with seed < 1000), records a
+(10000, 10001, ...; a run evaluates on seed + 100, seed + 101, ...), records a
 clip (from --clip-seed) into --videos (mp4 and a small gif) and prints the README row.
 """
 
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from . import export_pretrained, load_pretrained
-from ..training import evaluate, read_history, HISTORY_NAME
+from ..training import HISTORY_NAME, best_evaluation, evaluate, read_history
 
 TEST_SEED = 10_000
 
@@ -49,7 +49,7 @@ def main(argv=None) -> None:
     (args.videos / f".{args.env_id}").rmdir()
 
     history = read_history(args.run_dir / HISTORY_NAME)
-    best = max(history, key=lambda h: h["eval_mean"])
+    best = best_evaluation(history)
     print(f"| {args.env_id} | {history[-1]['step']:,} (best evaluation at {best['step']:,}; "
           f"{history[-1]['wall_s'] / 3600:.1f} h) | {returns.mean():.1f} ± {returns.std():.1f} | "
           f"![{args.env_id}]({mp4.with_suffix('.gif').as_posix()}) |")
