@@ -285,7 +285,7 @@ def _loop(run: _Run, env, eval_env, ckpt_path, save_buffer, progress, callback) 
     def keep_if_best(eval_mean: float) -> None:
         # TD3's evaluation return oscillates from one evaluation to the next, so
         # the last actor is not always the best one (RL Zoo keeps a best model too).
-        if ckpt_path is not None and all(eval_mean > h["eval_mean"] for h in run.history):
+        if ckpt_path is not None and (not run.history or eval_mean > best_evaluation(run.history)["eval_mean"]):
             agent.save(ckpt_path.parent / BEST_NAME, env_id=run.env_id, actor_only=True)
 
     def evaluate_now() -> None:

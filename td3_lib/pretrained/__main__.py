@@ -14,6 +14,8 @@ import argparse
 import time
 from pathlib import Path
 
+import gymnasium as gym
+
 from . import export_pretrained, load_pretrained
 from ..training import HISTORY_NAME, best_evaluation, evaluate, read_history
 
@@ -50,8 +52,10 @@ def main(argv=None) -> None:
 
     history = read_history(args.run_dir / HISTORY_NAME)
     best = best_evaluation(history)
+    solved = gym.spec(args.env_id).reward_threshold  # registered by make_env during the evaluation
     print(f"| {args.env_id} | {history[-1]['step']:,} (best evaluation at {best['step']:,}; "
           f"{history[-1]['wall_s'] / 3600:.1f} h) | {returns.mean():.1f} ± {returns.std():.1f} | "
+          f"{'none registered' if solved is None else f'{solved:g}'} | "
           f"![{args.env_id}]({mp4.with_suffix('.gif').as_posix()}) |")
 
 
