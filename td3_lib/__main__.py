@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import warnings
 from pathlib import Path
 
 from .checkpoint import CheckpointError
-from .training import TrainingDiverged, best_evaluation, load_agent
+from .plots import plot_history
+from .run import best_evaluation, load_agent
+from .training import TrainingDiverged
+from .video import record
 
 EPILOG = "Example: python -m td3_lib train --env Pendulum-v1"
 
@@ -48,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "best_actor.pt (the best evaluation's actor), history.csv, "
                                    "curve.png and a video in --out.")
     t.add_argument("--env", required=True, help="environment id, e.g. Pendulum-v1, BipedalWalker-v3")
-    t.add_argument("--steps", type=_positive_int, help="environment steps in all (default: the preset's)")
+    t.add_argument("--steps", type=_positive_int, help="environment steps in all (default: the preset's; with --resume, the saved run's)")
     t.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed (default 0)")
     t.add_argument("--device", default="auto", help="auto (GPU if there is one), cpu, cuda or cuda:N")
     t.add_argument("--out", type=Path, help="run directory (default runs/ENV-seedS)")
@@ -76,59 +78,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def record(agent, env_id: str, out: Path, episodes: int, seed: int) -> list[Path]:
-    from .envs import make_env
-    from .video import Recorder
-
-    env = Recorder(make_env(env_id, render_mode="rgb_array"), out, name_prefix=env_id)
-    returns = []
-    for i in range(episodes):
-        obs, _ = env.reset(seed=seed + i)
-        done, total = False, 0.0
-        while not done:
-            obs, reward, terminated, truncated, _ = env.step(agent.act(obs))
-            total += float(reward)
-            done = terminated or truncated
-        returns.append(total)
-    env.close()
-    for path, ret in zip(env.paths, returns):
-        print(f"{path}  (return {ret:.1f})")
-    return env.paths
-
-
-def plot_history(history: list[dict], path: Path, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    steps = np.array([h["step"] for h in history])
-    mean = np.array([h["eval_mean"] for h in history])
-    std = np.array([h["eval_std"] for h in history])
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(steps, mean, label="evaluation mean")
-    ax.fill_between(steps, mean - std, mean + std, alpha=0.25, label="+-1 std over episodes")
-    ax.set(xlabel="environment steps", ylabel="episode return", title=title)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def cmd_train(args) -> None:
     from .config import preset
     from .training import train
 
-    cfg = preset(args.env)
-    if args.steps is not None:
-        cfg = dataclasses.replace(cfg, total_steps=args.steps)
+    # A resumed run keeps its saved config and budget; --steps alone may change the budget.
+    cfg = None if args.resume else preset(args.env)
     out = args.out or Path("runs") / f"{args.env}-seed{args.seed}"
     result = train(args.env, cfg, seed=args.seed, device=args.device, checkpoint_dir=out,
-                   progress=not args.quiet, resume=args.resume, save_buffer=args.save_buffer)
+                   progress=not args.quiet, resume=args.resume, save_buffer=args.save_buffer,
+                   total_steps=args.steps)
     plot_history(result.history, out / "curve.png", f"TD3 on {args.env}, seed {args.seed}")
     last = result.history[-1]
     print(f"{args.env}: {result.steps} steps in {result.wall_s:.0f} s; final evaluation "
-          f"{last['eval_mean']:.1f} +- {last['eval_std']:.1f} over {cfg.eval_episodes} episodes")
+          f"{last['eval_mean']:.1f} +- {last['eval_std']:.1f} over {result.agent.config.eval_episodes} episodes")
     best = best_evaluation(result.history)
     print(f"checkpoint {result.checkpoint_path}, curve {out / 'curve.png'}, history {out / 'history.csv'}")
     print(f"best evaluation {best['eval_mean']:.1f} at step {best['step']}: its actor is {out / 'best_actor.pt'}")
@@ -151,7 +114,7 @@ def cmd_play(args) -> None:
 
 
 def cmd_evaluate(args) -> None:
-    from .training import evaluate
+    from .rollout import evaluate
 
     agent = load_agent(args.checkpoint)
     if agent.env_id is None:

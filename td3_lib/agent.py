@@ -9,10 +9,10 @@ import torch
 import torch.nn.functional as F
 
 from .buffer import Batch
-from .checkpoint import CheckpointError, atomic_torch_save, safe_load
+from .checkpoint import CheckpointError, atomic_torch_save, check_env_id, safe_load
 from .config import TD3Config
 from .networks import Actor, TwinCritic
-from .targets import bellman_target, clipped_double_q, smooth_target_action
+from .targets import bellman_target, clipped_double_q, half_range, smooth_target_action
 
 CHECKPOINT_FORMAT = "td3_lib.agent/1"
 
@@ -84,7 +84,7 @@ class TD3:
             raise ValueError(f"Action bounds low={self.action_low} high={self.action_high} are infinite: "
                              "TD3's actor needs finite bounds.")
         self.action_dim = self.action_low.size
-        self._half_range = (self.action_high - self.action_low) / 2
+        self.half_range = half_range(self.action_low, self.action_high)
         self.low = torch.as_tensor(self.action_low, device=self.device)
         self.high = torch.as_tensor(self.action_high, device=self.device)
 
@@ -102,11 +102,6 @@ class TD3:
         self.generator.manual_seed(int(torch.randint(0, 2**62, (1,)).item()))
         self.total_it = 0
         self.can_train = True
-        # The update's network passes, as attributes so that each can be swapped
-        # for a compiled version (benchmarks/update_speed.py measures torch.compile
-        # this way; on CPU it does not pay, so it is no config option).
-        self._target_action, self._target_q = self._target_action_fn, self._target_q_fn
-        self._critic_loss, self._actor_loss = self._critic_loss_fn, self._actor_loss_fn
 
     # ------------------------------------------------------------------ acting
     def act(self, obs, noise: float = 0.0, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -121,7 +116,7 @@ class TD3:
             action = self.actor(x[None] if single else x).cpu().numpy()
         if noise > 0:
             rng = rng if rng is not None else np.random.default_rng()
-            action = action + rng.normal(0.0, 1.0, size=action.shape) * (noise * self._half_range)
+            action = action + rng.normal(0.0, 1.0, size=action.shape) * (noise * self.half_range)
         action = np.clip(action, self.action_low, self.action_high).astype(np.float32)
         return action[0] if single else action
 
@@ -136,37 +131,28 @@ class TD3:
         cfg = self.config
         self.total_it += 1
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
-            critic_loss, current_q1 = self._critic_step(batch)
+            critic_loss, current_q1 = self.critic_step(batch)
             metrics = {"critic_loss": critic_loss.detach(), "q1": current_q1.detach().mean()}
             if not cfg.delayed_policy_updates or self.total_it % cfg.policy_freq == 0:
-                metrics["actor_loss"] = self._actor_step(batch).detach()
+                metrics["actor_loss"] = self.actor_step(batch).detach()
         return metrics
 
-    def _critic_step(self, batch: Batch):
+    def target_q(self, batch: Batch) -> torch.Tensor:
+        """y = r + discount * not_done * min(Q1', Q2')(s', a'), a' = mu'(s') plus clipped noise.
+
+        Without clipped double Q, Q1' alone; without target policy smoothing, a' = mu'(s').
+        """
         cfg = self.config
         with torch.no_grad():
-            next_action = self._target_action(batch.next_obs)
-            if cfg.target_policy_smoothing:  # outside any compiled part: it draws from self.generator
+            next_action = self.actor_target(batch.next_obs)
+            if cfg.target_policy_smoothing:
                 next_action = smooth_target_action(next_action, self.low, self.high, cfg.policy_noise,
                                                    cfg.noise_clip, generator=self.generator)
-            target_q = self._target_q(batch.reward, batch.not_done, batch.next_obs, next_action)
-        critic_loss, current_q1 = self._critic_loss(batch.obs, batch.action, target_q)
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_optimizer.step()
-        return critic_loss, current_q1
+            target_q1, target_q2 = self.critic_target(batch.next_obs, next_action)
+            next_q = clipped_double_q(target_q1, target_q2) if cfg.clipped_double_q else target_q1
+            return bellman_target(batch.reward, batch.not_done, next_q.float(), cfg.discount)
 
-    def _target_action_fn(self, next_obs):
-        """mu'(s'), before smoothing."""
-        return self.actor_target(next_obs)
-
-    def _target_q_fn(self, reward, not_done, next_obs, next_action):
-        """y = r + discount * not_done * min(Q1', Q2')(s', a') (Q1' alone without clipped double Q)."""
-        target_q1, target_q2 = self.critic_target(next_obs, next_action)
-        next_q = clipped_double_q(target_q1, target_q2) if self.config.clipped_double_q else target_q1
-        return bellman_target(reward, not_done, next_q.float(), self.config.discount)
-
-    def _critic_loss_fn(self, obs, action, target_q):
+    def critic_loss(self, obs, action, target_q):
         """MSE of Q1 and Q2 to the target (Q1 alone without clipped double Q); also returns Q1."""
         current_q1, current_q2 = self.critic(obs, action)
         critic_loss = F.mse_loss(current_q1.float(), target_q)
@@ -174,13 +160,22 @@ class TD3:
             critic_loss = critic_loss + F.mse_loss(current_q2.float(), target_q)
         return critic_loss, current_q1
 
-    def _actor_loss_fn(self, obs):
+    def critic_step(self, batch: Batch):
+        """One gradient step of both critics towards the target y; returns (loss, Q1)."""
+        critic_loss, current_q1 = self.critic_loss(batch.obs, batch.action, self.target_q(batch))
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        self.critic_optimizer.step()
+        return critic_loss, current_q1
+
+    def actor_loss(self, obs):
         """-mean Q1(s, mu(s)). frozen=True: the gradient reaches the actor through the
         action, and none is computed for the critic's weights."""
         return -self.critic.q1(obs, self.actor(obs), frozen=True).float().mean()
 
-    def _actor_step(self, batch: Batch):
-        actor_loss = self._actor_loss(batch.obs)
+    def actor_step(self, batch: Batch):
+        """The delayed step: one gradient step of the actor, then both soft target updates."""
+        actor_loss = self.actor_loss(batch.obs)
         self.actor_optimizer.zero_grad(set_to_none=True)
         actor_loss.backward()
         self.actor_optimizer.step()
@@ -232,8 +227,7 @@ class TD3:
                 agent.critic_target.load_state_dict(state["critic_target"])
                 agent.actor_optimizer.load_state_dict(state["actor_optimizer"])
                 agent.critic_optimizer.load_state_dict(state["critic_optimizer"])
-                agent.generator.set_state(state["generator"].cpu() if agent.device.type == "cpu"
-                                          else state["generator"])
+                agent.generator.set_state(state["generator"].cpu())
                 agent.total_it = int(state["total_it"])
         except (KeyError, TypeError, RuntimeError, ValueError) as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -247,13 +241,6 @@ class TD3:
 
         With ``env_id``, a checkpoint trained on another environment is refused.
         """
-        state = safe_load(path, device=resolve_device(device))
-        agent = cls.from_state_dict(state, device=device, source=str(path))
-        check_env_id(agent, env_id, path)
+        agent = cls.from_state_dict(safe_load(path), device=device, source=str(path))
+        check_env_id(agent.env_id, env_id, path)
         return agent
-
-
-def check_env_id(agent: TD3, env_id: str | None, path) -> None:
-    saved = getattr(agent, "env_id", None)
-    if env_id is not None and saved is not None and saved != env_id:
-        raise CheckpointError(f"{path} was trained on {saved}, not {env_id}.")

@@ -9,6 +9,8 @@ import torch
 
 from .agent import TD3
 from .envs import make_env
+from .rollout import rollout
+from .targets import clipped_double_q
 
 
 def discounted_return(rewards, discount: float) -> float:
@@ -56,21 +58,14 @@ def value_bias(agent: TD3, env_or_id, episodes: int = 5, seed: int = 0, horizon:
     estimates, truths = [], []
     try:
         for i in range(episodes):
-            obs, _ = env.reset(seed=seed + i)
-            states, rewards, done = [], [], False
-            while not done:
-                states.append(obs)
-                obs, reward, terminated, truncated, _ = env.step(agent.act(obs))
-                rewards.append(reward)
-                done = terminated or truncated
-            n = horizon or max(1, len(states) // 2)
-            g = returns_to_go(rewards, discount)[:n]
-            s = torch.as_tensor(np.asarray(states[:n], dtype=np.float32), device=agent.device)
+            episode = rollout(env, agent.act, seed + i, keep_states=True)
+            n = horizon or max(1, len(episode) // 2)
+            truths.append(returns_to_go(episode.rewards, discount)[:n])
+            s = torch.as_tensor(np.asarray(episode.states[:n], dtype=np.float32), device=agent.device)
             with torch.no_grad():
                 q1, q2 = agent.critic(s, agent.actor(s))
-                q = q1 if critic == "q1" else torch.minimum(q1, q2)
+                q = q1 if critic == "q1" else clipped_double_q(q1, q2)
             estimates.append(q.squeeze(-1).cpu().numpy())
-            truths.append(g)
     finally:
         if isinstance(env_or_id, str):
             env.close()

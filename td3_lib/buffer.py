@@ -66,6 +66,10 @@ class ReplayBuffer:
         return Batch(self.obs[idx], self.action[idx], self.reward[idx], self.next_obs[idx],
                      self.not_done[idx])
 
+    def nbytes(self) -> int:
+        """Bytes the stored transitions take when full (what a checkpoint with the buffer adds)."""
+        return sum(getattr(self, name).nbytes for name in ("obs", "action", "reward", "next_obs", "not_done"))
+
     def state_dict(self) -> dict:
         """The stored transitions (only the filled part) and the write position."""
         n = self.size
@@ -76,13 +80,17 @@ class ReplayBuffer:
         return {**part, "ptr": self.ptr, "capacity": self.capacity}
 
     def load_state_dict(self, state: dict) -> None:
-        if state["capacity"] != self.capacity or state["obs"].shape[1] != self.obs.shape[1] \
+        """Restore saved transitions; a larger buffer (a run whose budget was raised) takes them too."""
+        n = state["obs"].shape[0]
+        if n > self.capacity or state["obs"].shape[1] != self.obs.shape[1] \
                 or state["action"].shape[1] != self.action.shape[1]:
             raise ValueError(
-                f"Saved replay buffer (capacity {state['capacity']}, obs {state['obs'].shape[1]}, "
+                f"Saved replay buffer ({n} transitions, obs {state['obs'].shape[1]}, "
                 f"action {state['action'].shape[1]}) does not match this one (capacity {self.capacity}, "
                 f"obs {self.obs.shape[1]}, action {self.action.shape[1]}).")
-        n = state["obs"].shape[0]
         for name in ("obs", "action", "reward", "next_obs", "not_done"):
             getattr(self, name)[:n] = state[name].to(self.device)
-        self.size, self.ptr = n, int(state["ptr"])
+        # Same capacity: the write position goes on where it was. A larger one: the
+        # saved transitions fill its start and new ones go after them.
+        self.size = n
+        self.ptr = int(state["ptr"]) if state["capacity"] == self.capacity else n % self.capacity

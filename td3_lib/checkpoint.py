@@ -50,18 +50,21 @@ def atomic_write_text(text: str, path) -> None:
     atomic_write(path, lambda f: f.write(text.encode()))
 
 
-def safe_load(path, device="cpu") -> dict:
-    """``torch.load(path, weights_only=True)``, with one clear error for each way it can fail.
+def safe_load(path) -> dict:
+    """``torch.load(path, weights_only=True)`` onto the CPU, with one clear error for each way it can fail.
 
     weights_only=True unpickles tensors and plain values only, so a file
     carrying arbitrary Python objects is refused before anything in it runs.
-    ``map_location`` moves tensors saved on a GPU to ``device``.
+    Everything arrives on the CPU, wherever it was saved: the loader then
+    moves what belongs on the training device (weights, optimizer moments,
+    the replay buffer), while random-number-generator states stay CPU byte
+    tensors, the only form ``torch.Generator.set_state`` accepts, on CUDA too.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No checkpoint file at {path}.")
     try:
-        obj = torch.load(path, map_location=device, weights_only=True)
+        obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
         if "GLOBAL" in str(e).upper():  # a reference to a Python callable or class
             raise CheckpointError(
@@ -71,3 +74,9 @@ def safe_load(path, device="cpu") -> dict:
     except Exception:
         raise CheckpointError(f"{path} is not a readable checkpoint (truncated or corrupt).") from None
     return obj
+
+
+def check_env_id(saved: str | None, wanted: str | None, source) -> None:
+    """Refuse a checkpoint trained on another environment (either id unknown: nothing to check)."""
+    if wanted is not None and saved is not None and saved != wanted:
+        raise CheckpointError(f"{source} was trained on {saved}, not {wanted}.")

@@ -7,6 +7,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from .targets import half_range
+
 
 def _mlp(sizes: list[int]) -> nn.Sequential:
     layers: list[nn.Module] = []
@@ -31,7 +33,7 @@ class Actor(nn.Module):
         high = torch.as_tensor(action_high, dtype=torch.float32).flatten()
         self.net = _mlp([obs_dim, *hidden_sizes, low.numel()])
         self.register_buffer("action_center", (high + low) / 2)
-        self.register_buffer("action_half_range", (high - low) / 2)
+        self.register_buffer("action_half_range", half_range(low, high))
 
     def forward(self, obs: Tensor) -> Tensor:
         return self.action_center + self.action_half_range * torch.tanh(self.net(obs))
@@ -58,26 +60,27 @@ class TwinCritic(nn.Module):
 
     def forward(self, obs: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
         """(Q1(s, a), Q2(s, a)), each of shape (batch, 1)."""
-        x = torch.cat([obs, action], dim=-1)
-        # The first layer broadcasts the shared input over both critics.
-        h = torch.matmul(x, self.weights[0]) + self.biases[0]
-        for w, b in zip(self.weights[1:], self.biases[1:]):
-            h = torch.baddbmm(b, torch.relu(h), w)
-        return h[0], h[1]
+        q = stacked_forward(torch.cat([obs, action], dim=-1), self.weights, self.biases)
+        return q[0], q[1]
 
     def q1(self, obs: Tensor, action: Tensor, frozen: bool = False) -> Tensor:
-        """Q1(s, a) alone, for the actor loss -mean Q1(s, mu(s)).
+        """Q1(s, a) alone, for the actor loss -mean Q1(s, mu(s)), through the same layers.
 
         ``frozen=True`` uses detached weights: gradients then flow to the
         action (and so to the actor) but none is computed for the critic.
         """
-        h = torch.cat([obs, action], dim=-1)
-        n = len(self.weights)
-        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            w, b = w[0], b[0]
-            if frozen:
-                w, b = w.detach(), b.detach()
-            h = torch.addmm(b, h, w)
-            if i < n - 1:
-                h = torch.relu(h)
-        return h
+        weights = [w[:1].detach() if frozen else w[:1] for w in self.weights]
+        biases = [b[:1].detach() if frozen else b[:1] for b in self.biases]
+        return stacked_forward(torch.cat([obs, action], dim=-1), weights, biases)[0]
+
+
+def stacked_forward(x: Tensor, weights, biases) -> Tensor:
+    """The critics' layer stack, for every critic at once: (n_critics, batch, 1).
+
+    The first layer broadcasts the shared input over the critics; each later
+    layer is one batched matrix product, ReLU between layers.
+    """
+    h = torch.matmul(x, weights[0]) + biases[0]
+    for w, b in zip(weights[1:], biases[1:]):
+        h = torch.baddbmm(b, torch.relu(h), w)
+    return h

@@ -10,6 +10,16 @@ import torch
 from torch import Tensor
 
 
+def half_range(low, high):
+    """h = (high - low) / 2 per action dimension (numpy arrays or tensors).
+
+    The actor's output scale, the exploration noise and the target-smoothing
+    noise are all measured in units of h, so every dimension means the same
+    thing whatever its bounds.
+    """
+    return (high - low) / 2
+
+
 def bellman_target(reward: Tensor, not_done: Tensor, next_q: Tensor, discount: float) -> Tensor:
     """Lesson 1: y = r + discount * not_done * Q'(s', a').
 
@@ -38,8 +48,8 @@ def smooth_target_action(next_action: Tensor, low, high, policy_noise: float, no
     """
     low = torch.as_tensor(low, dtype=next_action.dtype, device=next_action.device)
     high = torch.as_tensor(high, dtype=next_action.dtype, device=next_action.device)
-    half_range = (high - low) / 2
+    h = half_range(low, high)
     eps = torch.randn(next_action.shape, generator=generator, dtype=next_action.dtype,
-                      device=next_action.device) * (policy_noise * half_range)
-    c = noise_clip * half_range
+                      device=next_action.device) * (policy_noise * h)
+    c = noise_clip * h
     return (next_action + eps.clamp(-c, c)).clamp(low, high)

@@ -11,6 +11,9 @@ from pathlib import Path
 import gymnasium as gym
 from gymnasium.utils.save_video import save_video
 
+from .envs import make_env
+from .rollout import rollout
+
 
 class Recorder(gym.Wrapper):
     """Record every episode of ``env`` to an mp4 in ``directory``.
@@ -77,6 +80,19 @@ class Recorder(gym.Wrapper):
         if self.last_video is None:
             raise RuntimeError("No clip recorded yet: run at least one episode to its end first.")
         return show_video(self.last_video)
+
+
+def record(agent, env_id: str, out, episodes: int = 1, seed: int = 0) -> list[Path]:
+    """Record ``episodes`` noise-free episodes of ``agent`` (reset seeds ``seed``, ``seed + 1``, ...)
+    to mp4 files in ``out``; prints and returns their paths."""
+    env = Recorder(make_env(env_id, render_mode="rgb_array"), out, name_prefix=env_id)
+    try:
+        returns = [rollout(env, agent.act, seed + i).total for i in range(episodes)]
+    finally:
+        env.close()
+    for path, ret in zip(env.paths, returns):
+        print(f"{path}  (return {ret:.1f})")
+    return env.paths
 
 
 def show_video(path, width: int = 480):

@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 import torch
 
+import td3_lib.run as run_module
 import td3_lib.training as training
 from td3_lib import CheckpointError, TD3, TD3Config, train
-from td3_lib.training import TrainingDiverged, read_history
+from td3_lib.run import read_history
+from td3_lib.training import TrainingDiverged
 
 CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2000, eval_freq=400,
                 eval_episodes=1, batch_size=64)
@@ -220,7 +222,7 @@ def test_unwritable_dir_and_full_disk_reported_before_training(tmp_path, monkeyp
     monkeypatch.setattr(training, "evaluate", no_training)
     with pytest.raises(OSError, match="not writable"):
         train("Pendulum-v1", CFG, checkpoint_dir=tmp_path / "file" / "run", progress=False)
-    monkeypatch.setattr(training.shutil, "disk_usage",
+    monkeypatch.setattr(run_module.shutil, "disk_usage",
                         lambda p: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000))
     with pytest.raises(OSError, match="Not enough free disk space"):
         train("Pendulum-v1", CFG, checkpoint_dir=tmp_path / "run", progress=False)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from td3_lib import TD3Config, evaluate, make_env, preset, train
-from td3_lib.training import read_history
+from td3_lib.run import read_history
 
 SMALL = TD3Config(hidden_sizes=(64, 64), start_timesteps=400, total_steps=1000, eval_freq=500,
                   eval_episodes=2, batch_size=64)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from ..agent import TD3, check_env_id
+from ..agent import TD3
+from ..checkpoint import check_env_id
 
 
 def _dir() -> Path:
@@ -32,7 +33,7 @@ def load_pretrained(env_id: str, device="cpu") -> TD3:
 
 def reference_history(env_id: str) -> list[dict]:
     """The evaluation history of the shipped agent's training run."""
-    from ..training import read_history
+    from ..run import read_history
 
     path = _dir() / f"{env_id}.csv"
     if not path.is_file():
@@ -46,12 +47,12 @@ def export_pretrained(run_dir, env_id: str, dest=None, best: bool = False) -> Pa
     ``best=True`` ships the actor of the run's best evaluation (``best_actor.pt``)
     instead of the last one.
     """
-    from ..training import BEST_NAME, CHECKPOINT_NAME, HISTORY_NAME, load_agent
+    from ..run import BEST_NAME, CHECKPOINT_NAME, HISTORY_NAME, load_agent
     from ..checkpoint import atomic_torch_save, atomic_write_text
 
     run_dir, dest = Path(run_dir), Path(dest) if dest is not None else _dir()
     agent = load_agent(run_dir / (BEST_NAME if best else CHECKPOINT_NAME))
-    check_env_id(agent, env_id, run_dir)
+    check_env_id(agent.env_id, env_id, run_dir)
     atomic_torch_save(agent.state_dict(actor_only=True, env_id=env_id), dest / f"{env_id}.pt")
     atomic_write_text((run_dir / HISTORY_NAME).read_text(), dest / f"{env_id}.csv")
     return dest / f"{env_id}.pt"

@@ -17,7 +17,8 @@ from pathlib import Path
 import gymnasium as gym
 
 from . import export_pretrained, load_pretrained
-from ..training import HISTORY_NAME, best_evaluation, evaluate, read_history
+from ..rollout import evaluate
+from ..run import HISTORY_NAME, best_evaluation, read_history
 
 TEST_SEED = 10_000
 
@@ -33,8 +34,7 @@ def main(argv=None) -> None:
     p.add_argument("--clip-seed", type=int, default=TEST_SEED, help="reset seed of the recorded episode")
     args = p.parse_args(argv)
 
-    from ..__main__ import record
-    from ..video import to_gif
+    from ..video import record, to_gif
 
     export_pretrained(args.run_dir, args.env_id, best=True)
     agent = load_pretrained(args.env_id)

@@ -1,0 +1,63 @@
+"""One episode of a policy in an environment, and evaluation built on it.
+
+Evaluation, recording a clip, the value-bias measurement and the benchmarks
+all run episodes through ``rollout``, so there is one episode loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .envs import make_env
+
+
+@dataclass
+class Episode:
+    """What one rollout saw: the states it acted in and the rewards it got."""
+
+    rewards: list[float] = field(default_factory=list)
+    states: list[np.ndarray] = field(default_factory=list)  # filled only with keep_states=True
+    terminated: bool = False  # ended in a terminal state (not by a time limit)
+
+    @property
+    def total(self) -> float:
+        """The undiscounted return, sum of the rewards."""
+        return float(sum(self.rewards))
+
+    def __len__(self) -> int:
+        return len(self.rewards)
+
+
+def rollout(env, policy: Callable[[np.ndarray], np.ndarray], seed: int | None = None,
+            keep_states: bool = False) -> Episode:
+    """Run ``policy`` (observation -> action) for one episode from ``env.reset(seed=seed)``."""
+    obs, _ = env.reset(seed=seed)
+    episode, done = Episode(), False
+    while not done:
+        if keep_states:
+            episode.states.append(obs)
+        obs, reward, terminated, truncated, _ = env.step(policy(obs))
+        episode.rewards.append(float(reward))
+        episode.terminated = bool(terminated)
+        done = terminated or truncated
+    return episode
+
+
+def evaluate(agent, env_or_id, episodes: int = 10, seed: int | None = None) -> np.ndarray:
+    """Returns of ``episodes`` noise-free episodes; episode i is reset with ``seed + i``.
+
+    ``env_or_id`` is an environment (used as it is, wrappers included, and
+    left open) or an id (made here and closed).
+    """
+    if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) or episodes < 1:
+        raise ValueError(f"episodes={episodes!r} is invalid: it must be an integer >= 1.")
+    env = make_env(env_or_id) if isinstance(env_or_id, str) else env_or_id
+    try:
+        return np.array([rollout(env, agent.act, None if seed is None else seed + i).total
+                         for i in range(episodes)])
+    finally:
+        if isinstance(env_or_id, str):
+            env.close()

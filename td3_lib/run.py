@@ -1,0 +1,157 @@
+"""The run directory: what a training run saves, how it is read back, and the rules of resuming.
+
+A run directory holds ``checkpoint.pt`` (the whole run: agent, optimizers,
+random-number states, counters, history and optionally the replay buffer),
+``history.csv`` (one row per evaluation) and ``best_actor.pt`` (the actor of
+the best evaluation so far). Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .agent import TD3
+from .buffer import ReplayBuffer
+from .checkpoint import CheckpointError, atomic_torch_save, atomic_write_text, check_env_id, safe_load
+from .config import TD3Config
+
+RUN_FORMAT = "td3_lib.run/1"
+CHECKPOINT_NAME = "checkpoint.pt"
+HISTORY_NAME = "history.csv"
+BEST_NAME = "best_actor.pt"
+HISTORY_FIELDS = ("step", "episodes", "eval_mean", "eval_std", "train_return", "critic_loss", "wall_s")
+
+
+def history_csv(history: list[dict]) -> str:
+    """The history as CSV text, one row per evaluation."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=HISTORY_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(history)
+    return out.getvalue()
+
+
+def read_history(path) -> list[dict]:
+    """Read a history CSV back into rows of numbers."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return [{k: (int(float(v)) if k in ("step", "episodes") else float(v)) for k, v in r.items()}
+            for r in rows]
+
+
+def best_evaluation(history: list[dict]) -> dict:
+    """The history row with the highest mean return (the first of equals): the one ``best_actor.pt`` holds."""
+    return max(history, key=lambda h: h["eval_mean"])
+
+
+def episode_seed(seed: int, episode: int) -> int:
+    """The reset seed of training episode ``episode``: a resumed run replays the same episodes."""
+    return int(np.random.SeedSequence([seed, episode]).generate_state(1)[0])
+
+
+def buffer_capacity(config: TD3Config) -> int:
+    """Slots in the replay buffer: ``buffer_size``, or fewer when the run is shorter than that."""
+    return min(config.buffer_size, config.total_steps)
+
+
+class RunState:
+    """The state of one training run, which a checkpoint saves and a resume restores."""
+
+    def __init__(self, env_id: str, config: TD3Config, seed: int, device: torch.device,
+                 obs_dim: int, low, high):
+        self.env_id, self.config, self.seed, self.device = env_id, config, seed, device
+        torch.manual_seed(seed)
+        self.agent = TD3(obs_dim, low, high, config, device)
+        self.buffer = ReplayBuffer(obs_dim, len(low), buffer_capacity(config), device)
+        self.rng = np.random.default_rng(seed)  # exploration noise and random actions
+        self.sample_generator = torch.Generator(device).manual_seed(seed)  # minibatch indices
+        self.t = 0
+        self.episode = 0
+        self.history: list[dict] = []
+        self.wall_s = 0.0
+        self.last_return = float("nan")
+
+    def state_dict(self, with_buffer: bool) -> dict:
+        return {
+            "format": RUN_FORMAT, "env_id": self.env_id, "seed": self.seed,
+            "agent": self.agent.state_dict(env_id=self.env_id),
+            "t": self.t, "episode": self.episode, "history": self.history, "wall_s": self.wall_s,
+            "last_return": self.last_return,
+            "rng": self.rng.bit_generator.state,
+            "sample_generator": self.sample_generator.get_state(),
+            "buffer": self.buffer.state_dict() if with_buffer else None,
+        }
+
+    def load_state_dict(self, state: dict, source: str) -> None:
+        """Restore a saved run; the agent keeps this run's config (a raised ``total_steps``)."""
+        self.agent = TD3.from_state_dict({**state["agent"], "config": self.config.to_dict()},
+                                         self.device, source=source)
+        self.t, self.episode = int(state["t"]), int(state["episode"])
+        self.history, self.wall_s = list(state["history"]), float(state["wall_s"])
+        self.last_return = float(state["last_return"])
+        self.rng.bit_generator.state = state["rng"]
+        self.sample_generator.set_state(state["sample_generator"].cpu())
+        if state["buffer"] is not None:
+            self.buffer.load_state_dict(state["buffer"])
+        else:
+            warnings.warn(f"{source} holds no replay buffer: training goes on with an empty one, "
+                          "so the resumed run will not match an uninterrupted one "
+                          "(pass save_buffer=True / --save-buffer to keep it).", stacklevel=4)
+
+    def save(self, ckpt_path: Path, with_buffer: bool) -> None:
+        """Write the checkpoint, then the history CSV beside it, each atomically."""
+        atomic_torch_save(self.state_dict(with_buffer), ckpt_path)
+        atomic_write_text(history_csv(self.history), ckpt_path.parent / HISTORY_NAME)
+
+
+def load_run(path: Path, env_id: str) -> dict:
+    """A run checkpoint's contents, refused if it is not one or was trained on another env."""
+    state = safe_load(path)
+    if not isinstance(state, dict) or state.get("format") != RUN_FORMAT:
+        raise CheckpointError(f"{path} is not a td3_lib training checkpoint.")
+    check_env_id(state["env_id"], env_id, path)
+    return state
+
+
+def load_agent(path, device="cpu") -> TD3:
+    """The agent of an agent checkpoint (``TD3.save``, ``best_actor.pt``) or of a run's ``checkpoint.pt``."""
+    state = safe_load(path)
+    if isinstance(state, dict) and state.get("format") == RUN_FORMAT:
+        state = state["agent"]
+    return TD3.from_state_dict(state, device=device, source=str(path))
+
+
+def config_for_resume(saved: TD3Config, given: TD3Config | None, path: Path) -> TD3Config:
+    """The saved run's config; a given one may only change total_steps."""
+    if given is None:
+        return saved
+    a, b = saved.to_dict(), given.to_dict()
+    diff = [k for k in a if k != "total_steps" and a[k] != b[k]]
+    if diff:
+        k = diff[0]
+        raise CheckpointError(f"{path} was trained with {k}={a[k]!r}, not {b[k]!r}; "
+                              "resume with the same config (only total_steps may change).")
+    return given
+
+
+def preflight(ckpt_dir: Path, agent: TD3, buffer_bytes: int) -> None:
+    """Fail before training, not hours into it, if checkpoints cannot be written."""
+    try:
+        ckpt_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text("ok\n", ckpt_dir / ".write-test")
+        (ckpt_dir / ".write-test").unlink()
+    except OSError as e:
+        raise OSError(f"Checkpoint directory {ckpt_dir} is not writable: {e.strerror or e}.") from None
+    n_params = sum(p.numel() for m in (agent.actor, agent.critic) for p in m.parameters())
+    need = 2 * (n_params * 4 * 6 + buffer_bytes)  # weights, targets, 2 Adam moments; temp + old file
+    free = shutil.disk_usage(ckpt_dir).free
+    if free < need:
+        raise OSError(f"Not enough free disk space in {ckpt_dir} for checkpoints: "
+                      f"{free / 1e6:.1f} MB free, about {need / 1e6:.1f} MB needed.")
