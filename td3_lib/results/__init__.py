@@ -1,0 +1,64 @@
+"""Full-budget results over seeds, shipped with the package so each lesson can plot them.
+
+Each result is a small CSV (one row per seed and evaluation, or per seed and
+measurement) listed in ``manifest.json`` with what made it: ``file``,
+``lesson``, ``env``, ``command`` (the exact command that regenerates it),
+``seeds``, ``steps``, ``wall_s`` and ``version`` (td3_lib's version).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from importlib import resources
+from pathlib import Path
+
+MANIFEST_FIELDS = ("file", "lesson", "env", "command", "seeds", "steps", "wall_s", "version")
+
+
+def results_dir() -> Path:
+    return Path(str(resources.files(__package__)))
+
+
+def manifest() -> list[dict]:
+    """Every shipped result's manifest entry."""
+    path = results_dir() / "manifest.json"
+    return json.loads(path.read_text()) if path.is_file() else []
+
+
+def entry(file: str) -> dict:
+    """The manifest entry of one shipped result."""
+    for e in manifest():
+        if e["file"] == file:
+            return e
+    have = ", ".join(e["file"] for e in manifest()) or "none yet"
+    raise ValueError(f"No shipped result {file!r}; available: {have}.")
+
+
+def load(file: str) -> list[dict]:
+    """The rows of a shipped result, numbers parsed (ints where the text is an integer)."""
+    entry(file)
+    with open(results_dir() / file, newline="") as f:
+        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def _number(text: str):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def add_to_manifest(new: dict, directory: Path | None = None) -> None:
+    """Add or replace one entry (by ``file``) in ``manifest.json``; used by the scripts that make results."""
+    missing = [k for k in MANIFEST_FIELDS if k not in new]
+    if missing:
+        raise ValueError(f"Manifest entry for {new.get('file')!r} lacks {', '.join(missing)}.")
+    from ..checkpoint import atomic_write_text
+
+    path = (directory or results_dir()) / "manifest.json"
+    entries = json.loads(path.read_text()) if path.is_file() else []
+    entries = [e for e in entries if e["file"] != new["file"]] + [dict(new)]
+    atomic_write_text(json.dumps(sorted(entries, key=lambda e: e["file"]), indent=1) + "\n", path)
