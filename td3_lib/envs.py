@@ -19,6 +19,10 @@ BULLET_ENVS = ("AntBulletEnv-v0", "HalfCheetahBulletEnv-v0", "HopperBulletEnv-v0
                "InvertedDoublePendulumBulletEnv-v0", "ReacherBulletEnv-v0", "HumanoidBulletEnv-v0")
 
 
+BULLET_MISSING = ("PyBullet's environments need the bullet extra: pip install 'td3_lib[bullet]' "
+                  "(on Python 3.12 and later pip builds PyBullet from source, several minutes).")
+
+
 @contextlib.contextmanager
 def _silence_c_output():
     """Send what C code writes to stdout/stderr to /dev/null for a moment.
@@ -50,8 +54,11 @@ def _register_bullet() -> None:
     """PyBullet's environments register themselves when their package is imported."""
     if "pybullet_envs_gymnasium" in sys.modules:
         return
-    with _silence_c_output(), contextlib.redirect_stdout(io.StringIO()):  # it prints its build time
-        import pybullet_envs_gymnasium  # noqa: F401
+    try:
+        with _silence_c_output(), contextlib.redirect_stdout(io.StringIO()):  # it prints its build time
+            import pybullet_envs_gymnasium  # noqa: F401
+    except ImportError:
+        raise ValueError(BULLET_MISSING) from None
 
 
 def _known_ids() -> list[str]:

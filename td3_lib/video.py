@@ -117,11 +117,19 @@ def show_video(path, width: int = 480):
 
 
 def to_gif(mp4_path, gif_path, width: int = 240, fps: int = 15, seconds: float | None = None):
-    """A small looping gif of a clip (for a README), at most its first ``seconds``, written with moviepy."""
-    from moviepy import VideoFileClip
+    """A small looping gif of a clip (for a README), at most its first ``seconds``, written with moviepy.
+
+    Works with moviepy 2 and with moviepy 1.0.3 (Colab's), whose methods have other names.
+    """
+    try:
+        from moviepy import VideoFileClip  # moviepy >= 2
+    except ImportError:
+        from moviepy.editor import VideoFileClip  # moviepy 1.x
 
     with VideoFileClip(str(mp4_path)) as clip:
         if seconds is not None and seconds < clip.duration:
-            clip = clip.subclipped(0, seconds)  # a long episode (1,600 walker steps) would make a huge gif
-        clip.resized(width=width).write_gif(str(gif_path), fps=fps, logger=None)
+            # a long episode (1,600 walker steps) would make a huge gif
+            clip = clip.subclipped(0, seconds) if hasattr(clip, "subclipped") else clip.subclip(0, seconds)
+        small = clip.resized(width=width) if hasattr(clip, "resized") else clip.resize(width=width)
+        small.write_gif(str(gif_path), fps=fps, logger=None)
     return Path(gif_path)
