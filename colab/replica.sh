@@ -10,7 +10,12 @@
 # among Colab's packages: it must change none of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON=${PYTHON:-$(command -v python3.13 || echo "$HOME/.pyenv/versions/3.13.0/bin/python3.13")}
+if [ -z "${PYTHON:-}" ]; then  # the first python3.13 that runs (a pyenv shim may not)
+  for c in python3.13 "$HOME"/.pyenv/versions/3.13*/bin/python3.13; do
+    if "$c" -c "" 2>/dev/null; then PYTHON=$c; break; fi
+  done
+fi
+[ -n "${PYTHON:-}" ] || { echo "replica.sh: no python3.13 found; set PYTHON=/path/to/python3.13" >&2; exit 2; }
 VENV=${VENV:-.venv-colab}
 OUT=runs/colab-replica
 lessons=("$@")

@@ -149,6 +149,9 @@ def preflight(ckpt_dir: Path, agent: TD3, buffer_bytes: int) -> None:
         (ckpt_dir / ".write-test").unlink()
     except OSError as e:
         raise OSError(f"Checkpoint directory {ckpt_dir} is not writable: {e.strerror or e}.") from None
+    for name in (CHECKPOINT_NAME, HISTORY_NAME, BEST_NAME):  # left by a process killed mid-write
+        for stale in ckpt_dir.glob(f".{name}.*.tmp"):
+            stale.unlink(missing_ok=True)
     n_params = sum(p.numel() for m in (agent.actor, agent.critic) for p in m.parameters())
     need = 2 * (n_params * 4 * 6 + buffer_bytes)  # weights, targets, 2 Adam moments; temp + old file
     free = shutil.disk_usage(ckpt_dir).free

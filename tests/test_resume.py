@@ -83,48 +83,55 @@ _KILL_SCRIPT = textwrap.dedent("""
     cfg = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2400, eval_freq=200,
                     eval_episodes=1, batch_size=64)
     train("Pendulum-v1", cfg, seed=5, device="cpu", checkpoint_dir=sys.argv[1], progress=False,
-          resume=True, save_buffer=True)
+          resume=True, save_buffer=True, total_steps=int(sys.argv[2]))
 """)
+KILL_CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2400, eval_freq=200,
+                     eval_episodes=1, batch_size=64)
 
 
-def test_killed_at_several_points_then_resumed_matches_uninterrupted(tmp_path):
-    """SIGKILL a real training process repeatedly; every time the last checkpoint must load."""
-    run_dir = tmp_path / "run"
-    script = tmp_path / "train.py"
+def _kill_when(proc, event, what):
+    """SIGKILL ``proc`` as soon as ``event()`` holds; the run's budget is too large for it to finish first."""
+    while not event():
+        assert proc.poll() is None, f"the training process ended before {what}"
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+@pytest.mark.slow
+def test_killed_at_checkpoints_and_mid_write_then_resumed_matches_uninterrupted(tmp_path):
+    """SIGKILL a real training process just after a checkpoint lands and while one is being
+    written; every time the last checkpoint must load, and the resumed run equal an uninterrupted one."""
+    run_dir, script = tmp_path / "run", tmp_path / "train.py"
     script.write_text(_KILL_SCRIPT)
-    rng = np.random.default_rng(0)
+    ckpt = run_dir / "checkpoint.pt"
     steps_seen = []
     for kill in range(4):
-        proc = subprocess.Popen([sys.executable, "-W", "ignore", str(script), str(run_dir)],
+        proc = subprocess.Popen([sys.executable, "-W", "ignore", str(script), str(run_dir), "1000000"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        ckpt = run_dir / "checkpoint.pt"
-        start_mtime = ckpt.stat().st_mtime_ns if ckpt.exists() else 0
-        deadline = time.time() + 120
-        while time.time() < deadline and proc.poll() is None:  # wait for a new checkpoint
-            if ckpt.exists() and ckpt.stat().st_mtime_ns != start_mtime:
-                break
-            time.sleep(0.02)
-        time.sleep(rng.uniform(0.0, 0.6))  # then kill at an arbitrary moment, mid-write included
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        if kill % 2 == 0:  # just after a new checkpoint is in place
+            before = ckpt.stat().st_mtime_ns if ckpt.exists() else 0
+            _kill_when(proc, lambda: ckpt.exists() and ckpt.stat().st_mtime_ns != before, "a checkpoint")
+        else:  # while the next one is being written (its temporary file exists)
+            _kill_when(proc, lambda: any(run_dir.glob(".checkpoint.pt.*.tmp")), "a checkpoint write")
         state = torch.load(ckpt, weights_only=True)  # always complete and readable
         steps_seen.append(state["t"])
         assert read_history(run_dir / "history.csv")  # the CSV too
     assert steps_seen == sorted(steps_seen) and steps_seen[-1] > steps_seen[0]
-    proc = subprocess.run([sys.executable, "-W", "ignore", str(script), str(run_dir)], timeout=300)
+    assert steps_seen[-1] < KILL_CFG.total_steps
+    proc = subprocess.run([sys.executable, "-W", "ignore", str(script), str(run_dir), str(KILL_CFG.total_steps)])
     assert proc.returncode == 0
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        full = train("Pendulum-v1", TD3Config(hidden_sizes=(64, 64), start_timesteps=300,
-                                               total_steps=2400, eval_freq=200, eval_episodes=1,
-                                               batch_size=64), seed=5, device="cpu", progress=False)
+        full = train("Pendulum-v1", KILL_CFG, seed=5, device="cpu", progress=False)
     finally:
-        torch.set_num_threads(os.cpu_count() or 1)
-    resumed = torch.load(run_dir / "checkpoint.pt", weights_only=True)
-    assert resumed["t"] == 2400
+        torch.set_num_threads(threads)
+    resumed = torch.load(ckpt, weights_only=True)
+    assert resumed["t"] == KILL_CFG.total_steps
+    assert not list(run_dir.glob(".*.tmp"))  # what a kill mid-write left is cleared on resume
     assert [h["eval_mean"] for h in resumed["history"]] == [h["eval_mean"] for h in full.history]
-    agent = TD3.from_state_dict(resumed["agent"])
-    assert _same_weights(agent, full.agent)
+    assert _same_weights(TD3.from_state_dict(resumed["agent"]), full.agent)
 
 
 class _Payload:
@@ -227,3 +234,21 @@ def test_unwritable_dir_and_full_disk_reported_before_training(tmp_path, monkeyp
     with pytest.raises(OSError, match="Not enough free disk space"):
         train("Pendulum-v1", CFG, checkpoint_dir=tmp_path / "run", progress=False)
     assert not (tmp_path / "run" / "checkpoint.pt").exists()
+
+
+def test_a_run_saved_on_a_gpu_resumes_with_cpu_rng_states(tmp_path, monkeypatch):
+    """The GPU resume path on the CPU: every tensor of a run checkpoint tagged cuda:0 (the RNG
+    states included) arrives on the CPU, where torch.Generator.set_state needs it on any device."""
+    train("Pendulum-v1", CFG, seed=4, device="cpu", checkpoint_dir=tmp_path, progress=False, save_buffer=True)
+    state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    import torch.serialization as ser
+    monkeypatch.setattr(ser, "location_tag", lambda storage: "cuda:0")
+    torch.save(state, tmp_path / "checkpoint.pt")
+    monkeypatch.undo()
+    from td3_lib.checkpoint import safe_load
+    loaded = safe_load(tmp_path / "checkpoint.pt")
+    for rng_state in (loaded["sample_generator"], loaded["agent"]["generator"]):
+        assert rng_state.device.type == "cpu" and rng_state.dtype == torch.uint8
+    resumed = train("Pendulum-v1", None, device="cpu", checkpoint_dir=tmp_path, progress=False,
+                    resume=True, total_steps=CFG.total_steps + 400)
+    assert resumed.steps == CFG.total_steps + 400

@@ -1,0 +1,37 @@
+"""The built wheel: it carries the shipped agents and results, and PyBullet only as an extra."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    build = tmp_path_factory.mktemp("build")  # keeps setuptools' build/ and egg-info out of the tree
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "-w", str(out), str(ROOT)], check=True, cwd=build)
+    (path,) = out.glob("td3_lib-*.whl")
+    return zipfile.ZipFile(path)
+
+
+def test_wheel_carries_the_package_data(wheel):
+    names = set(wheel.namelist())
+    for env_id in ("Pendulum-v1", "LunarLanderContinuous-v3", "BipedalWalker-v3", "AntBulletEnv-v0"):
+        assert f"td3_lib/pretrained/{env_id}.pt" in names and f"td3_lib/pretrained/{env_id}.csv" in names
+    assert "td3_lib/results/manifest.json" in names
+    shipped = {p.name for p in (ROOT / "td3_lib" / "results").glob("*.csv")}
+    assert {n.split("/")[-1] for n in names if n.startswith("td3_lib/results/") and n.endswith(".csv")} == shipped
+
+
+def test_pybullet_is_only_an_extra(wheel):
+    meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    requires = [line for line in wheel.read(meta).decode().splitlines() if line.startswith("Requires-Dist:")]
+    bullet = [r for r in requires if "pybullet" in r.lower()]
+    assert bullet and all('extra == "bullet"' in r for r in bullet), bullet
+    assert not any("pygame-ce" in r for r in requires)  # Colab's pygame is not overwritten
