@@ -130,6 +130,18 @@ def to_gif(mp4_path, gif_path, width: int = 240, fps: int = 15, seconds: float |
         if seconds is not None and seconds < clip.duration:
             # a long episode (1,600 walker steps) would make a huge gif
             clip = clip.subclipped(0, seconds) if hasattr(clip, "subclipped") else clip.subclip(0, seconds)
-        small = clip.resized(width=width) if hasattr(clip, "resized") else clip.resize(width=width)
-        small.write_gif(str(gif_path), fps=fps, logger=None)
+        resized(clip, width).write_gif(str(gif_path), fps=fps, logger=None)
     return Path(gif_path)
+
+
+def resized(clip, width: int):
+    """The clip scaled to ``width`` pixels. moviepy 1.0.3's own resize calls a Pillow
+    constant removed in Pillow 10 (unless OpenCV is installed), so there each frame is
+    scaled with Pillow directly."""
+    if hasattr(clip, "resized"):  # moviepy >= 2
+        return clip.resized(width=width)
+    import numpy as np
+    from PIL import Image
+
+    size = (width, round(clip.h * width / clip.w))
+    return clip.fl_image(lambda frame: np.asarray(Image.fromarray(frame).resize(size, Image.LANCZOS)))
