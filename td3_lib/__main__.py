@@ -44,13 +44,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m td3_lib", description="Train, evaluate and watch TD3 agents.",
                      epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for add in (add_train_parser, add_play_parser, add_evaluate_parser, add_sweep_parser):
+        add(sub)
+    return parser
 
+
+def add_train_parser(sub) -> None:
     t = sub.add_parser("train", help="train an agent, then save its checkpoint, curve and a video",
                        description="Train TD3 with the environment's preset; save checkpoint.pt, "
                                    "best_actor.pt (the best evaluation's actor), history.csv, "
                                    "curve.png and a video in --out.")
     t.add_argument("--env", required=True, help="environment id, e.g. Pendulum-v1, BipedalWalker-v3")
-    t.add_argument("--steps", type=_positive_int, help="environment steps in all (default: the preset's; with --resume, the saved run's)")
+    t.add_argument("--steps", type=_positive_int,
+                   help="environment steps in all (default: the preset's; with --resume, the saved run's)")
     t.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed (default 0)")
     t.add_argument("--device", default="auto", help="auto (GPU if there is one), cpu, cuda or cuda:N")
     t.add_argument("--out", type=Path, help="run directory (default runs/ENV-seedS)")
@@ -60,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-video", action="store_true", help="skip recording the video at the end")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
 
+
+def add_play_parser(sub) -> None:
     p = sub.add_parser("play", help="record (and show) a video of a trained agent",
                        description="Record episodes of a trained agent to mp4.")
     src = p.add_mutually_exclusive_group(required=True)
@@ -69,13 +77,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_nonnegative_int, default=0, help="reset seed of the first episode")
     p.add_argument("--out", type=Path, help="video directory (default: videos/ beside the checkpoint)")
 
+
+def add_evaluate_parser(sub) -> None:
     e = sub.add_parser("evaluate", help="print the mean and std return of a trained agent",
                        description="Evaluate a checkpoint over noise-free episodes.")
     e.add_argument("checkpoint", type=Path, help="checkpoint file written by train")
     e.add_argument("--episodes", type=_positive_int, default=10, help="episodes (default 10)")
     e.add_argument("--seed", type=_nonnegative_int, default=1000,
                    help="reset seed of the first episode (default 1000, unused in training)")
-    return parser
+
+
+def add_sweep_parser(sub) -> None:
+    from .sweep import LAST_K, VARIANTS  # the one table of variants (Ray is imported only by a sweep)
+    s = sub.add_parser("sweep", help="train environments x variants x seeds as Ray tasks; summarize them",
+                       description="Train every environment x variant x seed (each an ordinary train run "
+                                   "in OUT/ENV/VARIANT/seedS/) as Ray tasks, then write summary.csv, "
+                                   "summary.md (the paper's Table 2) and curves-ENV.png in --out. "
+                                   "Started again with the same --out, it skips finished runs and "
+                                   "resumes the others.")
+    s.add_argument("--env", action="append", required=True, help="environment id; repeat for several")
+    s.add_argument("--variants", default="TD3",
+                   help=f"comma-separated, of {', '.join(VARIANTS)} (default TD3)")
+    s.add_argument("--seeds", default="0", help="e.g. 0,1,2 or 0-4 (default 0)")
+    s.add_argument("--steps", type=_positive_int, help="environment steps per run (default: the preset's)")
+    s.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="override a TD3Config field for every run, e.g. --set hidden_sizes=64,64")
+    s.add_argument("--out", type=Path, required=True, help="sweep directory")
+    s.add_argument("--address", help="join a running Ray cluster (HOST:PORT or auto); default: a local Ray")
+    s.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                   help="auto: a GPU share per run when the cluster has GPUs (default)")
+    s.add_argument("--gpus-per-run", type=float, default=0.25, help="share of a GPU per run (default 0.25)")
+    s.add_argument("--last-k", type=_positive_int, default=LAST_K,
+                   help=f"final score = mean of each run's last K evaluations (default {LAST_K})")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def cmd_train(args) -> None:
@@ -123,11 +157,30 @@ def cmd_evaluate(args) -> None:
     print(f"{agent.env_id}: mean {returns.mean():.1f} +- {returns.std():.1f} over {args.episodes} episodes")
 
 
+def cmd_sweep(args) -> None:
+    from .sweep import parse_overrides, parse_seeds, sweep
+
+    try:
+        variants = [v.strip() for v in args.variants.split(",")]
+        result = sweep(args.env, variants, parse_seeds(args.seeds), out_dir=args.out,
+                       steps=args.steps, overrides=parse_overrides(args.set), address=args.address,
+                       device=args.device, gpus_per_run=args.gpus_per_run, last_k=args.last_k,
+                       progress=not args.quiet)
+    except ImportError as e:  # Ray is an extra
+        print(f"python -m td3_lib sweep: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    print((args.out / "summary.md").read_text())
+    print(result.report())
+    if result.failed:
+        sys.exit(1)
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     warnings.formatwarning = lambda message, *_, **__: f"warning: {message}\n"
     try:
-        {"train": cmd_train, "play": cmd_play, "evaluate": cmd_evaluate}[args.command](args)
+        {"train": cmd_train, "play": cmd_play, "evaluate": cmd_evaluate,
+         "sweep": cmd_sweep}[args.command](args)
     except (ValueError, OSError) as e:  # bad input: one line, no traceback
         print(f"python -m td3_lib {args.command}: error: {e}", file=sys.stderr)
         return 2

@@ -46,12 +46,15 @@ class ValueBias:
 
 def value_bias(agent: TD3, env_or_id, episodes: int = 5, seed: int = 0, horizon: int | None = None,
                critic: str = "q1") -> ValueBias:
-    """Measure the critic's bias as in the paper's Figure 1.
+    """Measure the critic's bias: a small, cheaper version of the paper's Figure 1.
 
-    Roll the noise-free policy out for ``episodes`` episodes; on the first
-    ``horizon`` states of each (default: half the episode, so the return still
-    sees many steps ahead) compare Q(s, mu(s)) with the discounted return
-    actually collected from s. ``critic`` is "q1" or "min" (min of the twins).
+    Roll the noise-free policy out for ``episodes`` episodes (reset seeds
+    ``seed``, ``seed + 1``, ...); on the first ``horizon`` states of each
+    (default: half the episode, so the return still sees many steps ahead)
+    compare Q(s, mu(s)) with the discounted return of that one rollout from s,
+    cut at the episode's end. The paper instead averages over 10,000 states
+    sampled from the replay buffer, each valued by 1,000 rollouts of the
+    current policy. ``critic`` is "q1" or "min" (min of the twins).
     """
     discount = agent.config.discount
     env = make_env(env_or_id) if isinstance(env_or_id, str) else env_or_id

@@ -61,6 +61,20 @@ def _register_bullet() -> None:
         raise ValueError(BULLET_MISSING) from None
 
 
+def headless_rendering(render_mode) -> None:
+    """Without a display, let SDL draw rgb_array frames off-screen, silently.
+
+    pygame (which draws the classic-control and Box2D frames) starts SDL, and
+    SDL without a display tries Wayland and ALSA first: from C it prints
+    "error: XDG_RUNTIME_DIR is invalid or not set in the environment." and
+    ALSA errors, which would land in a notebook cell. Its dummy drivers draw
+    the same frames. A driver the user chose is kept.
+    """
+    if render_mode == "rgb_array" and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+        os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+
+
 def _known_ids() -> list[str]:
     return sorted(set(gym.registry) | set(BULLET_ENVS))
 
@@ -98,6 +112,7 @@ def make_env(env_id: str, seed: int | None = None, render_mode: str | None = Non
     # PyBullet's C code prints on first use (build time, then "argv[0]=" when the
     # first reset connects its physics client): both happen here, silenced.
     bullet = "Bullet" in env_id
+    headless_rendering(render_mode)
     quiet = _silence_c_output if bullet else contextlib.nullcontext
     with quiet():
         env = gym.make(env_id, render_mode=render_mode, **kwargs)
