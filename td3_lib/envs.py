@@ -52,8 +52,6 @@ def _silence_c_output():
 
 def _register_bullet() -> None:
     """PyBullet's environments register themselves when their package is imported."""
-    if "pybullet_envs_gymnasium" in sys.modules:
-        return
     try:
         with _silence_c_output(), contextlib.redirect_stdout(io.StringIO()):  # it prints its build time
             import pybullet_envs_gymnasium  # noqa: F401
@@ -102,7 +100,7 @@ def make_env(env_id: str, seed: int | None = None, render_mode: str | None = Non
     """
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a string such as 'Pendulum-v1', not {env_id!r}.")
-    if "Bullet" in env_id:
+    if "Bullet" in env_id and env_id not in gym.registry:
         _register_bullet()
     if env_id not in gym.registry:
         close = difflib.get_close_matches(env_id, _known_ids(), n=3, cutoff=0.6)

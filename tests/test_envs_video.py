@@ -1,3 +1,4 @@
+import os
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -100,3 +101,27 @@ def test_gif_of_a_clip_can_be_cut_short(tmp_path):
     with VideoFileClip(str(full)) as a, VideoFileClip(str(cut)) as b:
         assert a.duration > 2.5 and 0.5 < b.duration <= 1.0
         assert a.size[0] == b.size[0] == 64
+
+
+def test_headless_rendering_uses_sdl_dummy_drivers_unless_chosen(monkeypatch):
+    from td3_lib.envs import headless_rendering
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER", "SDL_AUDIODRIVER"):
+        monkeypatch.delenv(var, raising=False)
+    headless_rendering(None)  # no rendering asked for: nothing set
+    assert "SDL_VIDEODRIVER" not in os.environ
+    headless_rendering("rgb_array")
+    assert os.environ["SDL_VIDEODRIVER"] == "dummy" and os.environ["SDL_AUDIODRIVER"] == "dummy"
+    monkeypatch.setenv("SDL_VIDEODRIVER", "x11")  # the user's choice is kept
+    headless_rendering("rgb_array")
+    assert os.environ["SDL_VIDEODRIVER"] == "x11"
+
+
+def test_bullet_id_without_pybullet_says_how_to_install():
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['pybullet_envs_gymnasium'] = None  # as if not installed\n"
+            "from td3_lib import make_env\n"
+            "try:\n    make_env('HopperBulletEnv-v0')\nexcept ValueError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ("PyBullet's environments need the bullet extra: pip install 'td3_lib[bullet]' "
+                           "(on Python 3.12 and later pip builds PyBullet from source, several minutes).")
