@@ -8,6 +8,7 @@ from .envs import make_env
 from .rollout import Episode, evaluate, rollout
 from .targets import bellman_target, clipped_double_q, half_range, smooth_target_action
 from .training import TrainResult, TrainingDiverged, train
+from .sweep import VARIANTS, load_sweep, summarize, sweep, variant_config  # Ray: only once a sweep starts
 from .video import Recorder, record, show_video
 
 __all__ = [
@@ -15,5 +16,6 @@ __all__ = [
     "clipped_double_q", "smooth_target_action", "make_env", "Recorder", "show_video", "train",
     "evaluate", "TrainResult", "CheckpointError", "resolve_device", "soft_update", "half_range",
     "rollout", "Episode", "record", "TrainingDiverged",
+    "sweep", "VARIANTS", "variant_config", "summarize", "load_sweep",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,238 @@
+"""Sweeps: the variants table, the grid's rules, and real sweeps on a local Ray with 2 CPUs
+(equal to train, a lost worker retried from its checkpoint, a killed driver restarted, failures kept)."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from td3_lib import preset, train
+from td3_lib.__main__ import main
+from td3_lib.run import CHECKPOINT_NAME, read_history
+from td3_lib.sweep import (DONE_NAME, ERROR_NAME, LOCK_NAME, SWITCHES, VARIANTS, bootstrap_ci,
+                           final_score, load_sweep, open_sweep_dir, parse_overrides, parse_seeds,
+                           read_summary, sweep, sweep_spec, variant_config)
+
+ENV = "Pendulum-v1"
+TINY = dict(hidden_sizes=(32, 32), start_timesteps=200, eval_freq=200, eval_episodes=1, batch_size=32)
+STEPS = 600
+TINY_ARGS = ["--steps", str(STEPS), "--set", "hidden_sizes=32,32", "--set", "start_timesteps=200",
+             "--set", "eval_freq=200", "--set", "eval_episodes=1", "--set", "batch_size=32"]
+COMPARED = ("step", "episodes", "eval_mean", "eval_std", "train_return", "critic_loss")  # not wall_s
+
+
+# ---------------------------------------------------------------- no Ray needed
+
+def test_variants_are_the_papers_ablations():
+    on = {name: {s for s in SWITCHES if switches[s]} for name, switches in VARIANTS.items()}
+    assert on["TD3"] == set(SWITCHES) and on["DDPG"] == set()
+    short = {"CDQ": "clipped_double_q", "TPS": "target_policy_smoothing", "DP": "delayed_policy_updates"}
+    for trick, switch in short.items():
+        assert on[f"TD3-{trick}"] == set(SWITCHES) - {switch}
+        assert on[f"DDPG+{trick}"] == {switch}
+    assert all(set(switches) == set(SWITCHES) for switches in VARIANTS.values())
+
+
+def test_variant_config_is_preset_then_overrides_then_switches():
+    cfg = variant_config(ENV, "DDPG", {"hidden_sizes": (64, 64), "actor_lr": 5e-4}, steps=1234)
+    base = preset(ENV)
+    assert cfg.hidden_sizes == (64, 64) and cfg.actor_lr == 5e-4 and cfg.total_steps == 1234
+    assert cfg.critic_lr == base.critic_lr and cfg.discount == base.discount
+    assert not (cfg.clipped_double_q or cfg.target_policy_smoothing or cfg.delayed_policy_updates)
+    assert variant_config(ENV, "TD3") == base
+
+
+def test_bad_names_and_values_name_what_is_allowed():
+    with pytest.raises(ValueError, match=r"Unknown variant 'TD4'; allowed: TD3, DDPG, .*TD3-CDQ"):
+        variant_config(ENV, "TD4")
+    with pytest.raises(ValueError, match=r"Unknown TD3Config field 'lr'; allowed: hidden_sizes, actor_lr"):
+        parse_overrides(["lr=1e-3"])
+    with pytest.raises(ValueError, match="set by the variant"):
+        parse_overrides(["clipped_double_q=false"])
+    with pytest.raises(ValueError, match="not an integer"):
+        parse_overrides(["batch_size=1.5"])
+    assert parse_overrides(["hidden_sizes=64,64", "actor_lr=1e-3", "start_timesteps=2.5e3", "bf16=true"]) == \
+        {"hidden_sizes": (64, 64), "actor_lr": 1e-3, "start_timesteps": 2500, "bf16": True}
+    assert parse_seeds("0-2,7") == [0, 1, 2, 7]
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    base = ["sweep", "--env", ENV, "--seeds", "0", "--out", str(tmp_path / "s")]
+    assert main(base + ["--variants", "TD3,TD4"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Unknown variant 'TD4'; allowed: TD3, DDPG" in err
+    assert main(base + ["--set", "widths=64"]) == 2
+    assert "Unknown TD3Config field 'widths'" in capsys.readouterr().err
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.perf_counter()
+    assert main(base + ["--address", f"127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"Cannot reach a Ray cluster at 127.0.0.1:{port}" in err
+    assert time.perf_counter() - started < 30
+
+
+def test_another_sweep_in_the_same_directory_is_refused(tmp_path):
+    open_sweep_dir(tmp_path / "s", sweep_spec([ENV], ["TD3"], [0, 1], TINY, STEPS))
+    with pytest.raises(ValueError, match=r"seeds is \[0, 1\] there, \[0, 1, 2\] now"):
+        sweep(ENV, ["TD3"], [0, 1, 2], out_dir=tmp_path / "s", overrides=TINY, steps=STEPS)
+    with pytest.raises(ValueError, match=r"overrides is .* there"):
+        sweep(ENV, ["TD3"], [0, 1], out_dir=tmp_path / "s", overrides={**TINY, "tau": 0.01}, steps=STEPS)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not empty and holds no sweep.json"):
+        sweep(ENV, ["TD3"], [0], out_dir=tmp_path / "other")
+
+
+def test_final_score_and_bootstrap_interval():
+    history = [{"eval_mean": x} for x in (-1000.0, -500.0, -200.0, -150.0, -100.0)]
+    assert final_score(history, 3) == pytest.approx(-150.0)
+    assert final_score(history[:2], 3) == pytest.approx(-750.0)  # fewer than k: all of them
+    assert bootstrap_ci([5.0, 5.0, 5.0]) == (5.0, 5.0)
+    scores = [-180.0, -150.0, -160.0, -400.0]
+    low, high = bootstrap_ci(scores)
+    assert min(scores) <= low < np.mean(scores) < high <= max(scores)
+    assert bootstrap_ci(scores) == (low, high)  # deterministic
+
+
+# ---------------------------------------------------------------- a real local Ray
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray")
+    from td3_lib.sweep import start_local_ray
+    start_local_ray(num_cpus=2)
+    yield ray
+    ray.shutdown()
+
+
+def direct_histories(variants, seeds):
+    """The same runs made with train in this process, one torch thread."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return {(v, s): train(ENV, variant_config(ENV, v, TINY, STEPS), seed=s, device="cpu",
+                              progress=False).history for v in variants for s in seeds}
+    finally:
+        torch.set_num_threads(threads)
+
+
+def comparable(history):
+    """History rows without wall_s, NaN as None (the first evaluation has no loss yet)."""
+    return [{k: None if isinstance(h[k], float) and np.isnan(h[k]) else h[k] for k in COMPARED}
+            for h in history]
+
+
+def kill_worker_after_first_checkpoint(run_dir, killed: list):
+    """SIGKILL the Ray worker training run_dir once it has checkpointed and before it finishes."""
+    deadline = time.time() + 300
+    while time.time() < deadline and not (run_dir / DONE_NAME).exists():
+        if (run_dir / CHECKPOINT_NAME).exists() and (run_dir / LOCK_NAME).exists():
+            pid = int((run_dir / LOCK_NAME).read_text().split()[1])
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+            return
+        time.sleep(0.01)
+
+
+@pytest.mark.slow
+def test_sweep_equals_train_survives_a_lost_worker_and_skips_finished_runs(tmp_path, local_ray):
+    out = tmp_path / "sweep"
+    lost = out / ENV / "DDPG" / "seed1"
+    killed = []
+    killer = threading.Thread(target=kill_worker_after_first_checkpoint, args=(lost, killed))
+    killer.start()
+    result = sweep([ENV], ["TD3", "DDPG"], [0, 1], out_dir=out, overrides=TINY, steps=STEPS, progress=False)
+    killer.join()
+    assert killed, "the worker finished before it could be killed"
+    assert not result.failed and len(result.finished) == 4
+    assert json.loads((lost / DONE_NAME).read_text())["resumed_from"] > 0  # retried from its checkpoint
+
+    direct = direct_histories(["TD3", "DDPG"], [0, 1])
+    for run in result.runs:
+        assert comparable(read_history(run.path / "history.csv")) == comparable(direct[run.variant, run.seed])
+
+    rows = {r["variant"]: r for r in read_summary(out / "summary.csv")}
+    for variant in ("TD3", "DDPG"):
+        scores = [final_score(direct[variant, s], 3) for s in (0, 1)]
+        low, high = bootstrap_ci(scores)
+        assert rows[variant] == {"env": ENV, "variant": variant, "n_seeds": 2,
+                                 "mean": pytest.approx(np.mean(scores)),
+                                 "std": pytest.approx(np.std(scores, ddof=1)),
+                                 "ci_low": pytest.approx(low), "ci_high": pytest.approx(high)}
+    table = (out / "summary.md").read_text()
+    assert "| Method | Pendulum-v1 |" in table and "last 3 evaluations" in table
+    assert (out / f"curves-{ENV}.png").stat().st_size > 0
+
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file() and p.parent != out}
+    again = sweep([ENV], ["TD3", "DDPG"], [0, 1], out_dir=out, overrides=TINY, steps=STEPS, progress=False)
+    assert len(again.finished) == 4 and again.ray_start_s == 0.0
+    assert {p: p.stat().st_mtime_ns for p in before} == before  # nothing redone or rewritten
+
+
+@pytest.mark.slow
+def test_failed_run_keeps_its_traceback_and_the_others_go_on(tmp_path, local_ray, capsys):
+    out = tmp_path / "sweep"
+    open_sweep_dir(out, sweep_spec([ENV], ["TD3"], [0, 1], TINY, STEPS))
+    broken = out / ENV / "TD3" / "seed1"
+    broken.mkdir(parents=True)
+    (broken / CHECKPOINT_NAME).write_bytes(b"not a checkpoint")
+    with pytest.raises(SystemExit) as exit_:
+        main(["sweep", "--env", ENV, "--variants", "TD3", "--seeds", "0,1", "--out", str(out), "--quiet"]
+             + TINY_ARGS)
+    assert exit_.value.code == 1
+    printed = capsys.readouterr().out
+    assert "1 of 2 runs finished, 1 failed" in printed and f"FAILED {broken}" in printed
+    trace = (broken / ERROR_NAME).read_text()
+    assert trace.startswith("Traceback") and "CheckpointError" in trace and "not a readable checkpoint" in trace
+    assert (out / ENV / "TD3" / "seed0" / DONE_NAME).exists()
+    assert [r["n_seeds"] for r in read_summary(out / "summary.csv")] == [1]
+
+    (broken / CHECKPOINT_NAME).unlink()  # repaired: the next start retries the failed run only
+    finished = (out / ENV / "TD3" / "seed0" / DONE_NAME).stat().st_mtime_ns
+    result = sweep([ENV], ["TD3"], [0, 1], out_dir=out, overrides=TINY, steps=STEPS, progress=False)
+    assert len(result.finished) == 2 and not (broken / ERROR_NAME).exists()
+    assert (out / ENV / "TD3" / "seed0" / DONE_NAME).stat().st_mtime_ns == finished
+
+
+@pytest.mark.slow
+def test_killed_driver_restarts_without_redoing_a_finished_run(tmp_path, local_ray):
+    out = tmp_path / "sweep"
+    address = local_ray.get_runtime_context().gcs_address
+    cmd = [sys.executable, "-m", "td3_lib", "sweep", "--env", ENV, "--variants", "TD3", "--seeds", "0-2",
+           "--out", str(out), "--address", address, "--quiet"] + TINY_ARGS
+    driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    dones = [out / ENV / "TD3" / f"seed{s}" / DONE_NAME for s in range(3)]
+    deadline = time.time() + 300
+    while time.time() < deadline and driver.poll() is None and not any(d.exists() for d in dones):
+        time.sleep(0.02)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    finished = {d: d.parent for d in dones if d.exists()}
+    assert 1 <= len(finished) < 3, "the driver must be killed between its first and its last run"
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for d in finished.values()
+              for p in d.iterdir()}
+    result = sweep([ENV], ["TD3"], [0, 1, 2], out_dir=out, overrides=TINY, steps=STEPS, progress=False)
+    assert len(result.finished) == 3
+    assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in before} == before
+    assert all(read_history(d.parent / "history.csv")[-1]["step"] == STEPS for d in dones)
+    assert [r.status for r in load_sweep(out).runs] == ["finished"] * 3
+
+
+@pytest.mark.slow
+def test_cuda_without_a_gpu_in_the_cluster_is_refused(tmp_path, local_ray):
+    if local_ray.cluster_resources().get("GPU"):
+        pytest.skip("this Ray cluster has a GPU")
+    with pytest.raises(ValueError, match="device='cuda' asked for, but the Ray cluster has no GPU"):
+        sweep([ENV], ["TD3"], [0], out_dir=tmp_path / "s", overrides=TINY, steps=STEPS, device="cuda")
+    with pytest.raises(ValueError, match=r"gpus_per_run=1.5: it must be in \(0, 1\]"):
+        sweep([ENV], ["TD3"], [0], out_dir=tmp_path / "s", overrides=TINY, steps=STEPS, gpus_per_run=1.5)
