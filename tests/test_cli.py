@@ -14,6 +14,7 @@ def run_cli(*args, cwd=None):
                           cwd=cwd, timeout=600)
 
 
+@pytest.mark.slow
 def test_train_evaluate_play_end_to_end(tmp_path):
     out = tmp_path / "run"
     p = run_cli("train", "--env", "Pendulum-v1", "--steps", "1200", "--out", str(out), "--quiet")
@@ -73,6 +74,7 @@ def test_corrupt_checkpoint_on_command_line(tmp_path, capsys):
     assert "not a readable checkpoint" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_help_documents_every_option():
     p = run_cli("train", "--help")
     for option in ("--env", "--steps", "--seed", "--device", "--out", "--resume"):

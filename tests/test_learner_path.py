@@ -51,6 +51,7 @@ class NaNRewardAt(gym.Wrapper):
         return obs, (float("nan") if self.t == self.at else r), term, trunc, info
 
 
+@pytest.mark.slow
 def test_divergence_in_the_first_window_names_its_step_and_evaluates_nothing(tmp_path, monkeypatch):
     evaluated = []
     monkeypatch.setattr(training, "evaluate", lambda agent, *a, **k: evaluated.append(1) or np.zeros(1))

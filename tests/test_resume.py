@@ -39,6 +39,7 @@ def _same_weights(a, b):
         all(torch.equal(x, y) for x, y in zip(a.actor.parameters(), b.actor.parameters()))
 
 
+@pytest.mark.slow
 def test_resume_with_buffer_equals_uninterrupted(tmp_path):
     full = train("Pendulum-v1", CFG, seed=3, device="cpu", progress=False)
     with pytest.raises(Interrupt):  # interrupted at the evaluation of step 1200
@@ -52,6 +53,7 @@ def test_resume_with_buffer_equals_uninterrupted(tmp_path):
     assert _same_weights(full.agent, resumed.agent)
 
 
+@pytest.mark.slow
 def test_resume_without_buffer_warns_and_continues(tmp_path):
     with pytest.raises(Interrupt):
         train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
@@ -62,6 +64,7 @@ def test_resume_without_buffer_warns_and_continues(tmp_path):
     assert r.steps == CFG.total_steps and r.history[-1]["step"] == CFG.total_steps
 
 
+@pytest.mark.slow
 def test_fresh_run_refuses_to_overwrite_and_resume_checks_config(tmp_path):
     train("Pendulum-v1", CFG, seed=1, device="cpu", checkpoint_dir=tmp_path, progress=False)
     before = (tmp_path / "checkpoint.pt").read_bytes()

@@ -40,6 +40,7 @@ def test_evaluate_uses_seeds_and_validates():
         evaluate(r.agent, "Pendulum-v1", episodes=0)
 
 
+@pytest.mark.slow
 def test_pendulum_learns_with_its_preset():
     """The course's first promise: TD3 with the Pendulum preset reaches -250 or better."""
     result = train("Pendulum-v1", preset("Pendulum-v1"), seed=0, device="cpu", progress=False)
