@@ -1,4 +1,4 @@
-"""Lessons 2, 3 and 5: measuring what the critic believes against what the policy earns."""
+"""Lessons 02 to 05: measuring what the critic believes against what the policy earns, and its shape."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import torch
 
 from .agent import TD3
 from .envs import make_env
-from .rollout import rollout
-from .targets import clipped_double_q
+from .rollout import Episode, evaluation_episodes
 
 
 def discounted_return(rewards, discount: float) -> float:
@@ -52,25 +51,83 @@ def value_bias(agent: TD3, env_or_id, episodes: int = 5, seed: int = 0, horizon:
     ``seed``, ``seed + 1``, ...); on the first ``horizon`` states of each
     (default: half the episode, so the return still sees many steps ahead)
     compare Q(s, mu(s)) with the discounted return of that one rollout from s,
-    cut at the episode's end. The paper instead averages over 10,000 states
-    sampled from the replay buffer, each valued by 1,000 rollouts of the
-    current policy. ``critic`` is "q1" or "min" (min of the twins).
+    cut at the episode's end. The paper's method differs: it averages over
+    10,000 states sampled from the replay buffer, each valued by 1,000
+    rollouts of the current policy. ``critic`` is "q1" or "min" (min of the twins).
     """
-    discount = agent.config.discount
     env = make_env(env_or_id) if isinstance(env_or_id, str) else env_or_id
-    estimates, truths = [], []
     try:
-        for i in range(episodes):
-            episode = rollout(env, agent.act, seed + i, keep_states=True)
-            n = horizon or max(1, len(episode) // 2)
-            truths.append(returns_to_go(episode.rewards, discount)[:n])
-            s = torch.as_tensor(np.asarray(episode.states[:n], dtype=np.float32), device=agent.device)
-            with torch.no_grad():
-                q1, q2 = agent.critic(s, agent.actor(s))
-                q = q1 if critic == "q1" else clipped_double_q(q1, q2)
-            estimates.append(q.squeeze(-1).cpu().numpy())
+        episodes_seen = evaluation_episodes(agent, env, episodes, seed, keep_states=True)
     finally:
         if isinstance(env_or_id, str):
             env.close()
+    return bias_on_episodes(agent, episodes_seen, horizon, critic)
+
+
+def bias_on_episodes(agent: TD3, episodes: list[Episode], horizon: int | None = None,
+                     critic: str = "q1") -> ValueBias:
+    """``value_bias`` on episodes already rolled out with ``keep_states=True``."""
+    estimates, truths = [], []
+    for episode in episodes:
+        n = horizon or max(1, len(episode) // 2)
+        truths.append(returns_to_go(episode.rewards, agent.config.discount)[:n])
+        q1, q2 = critic_values(agent, episode.states[:n])
+        estimates.append(q1 if critic == "q1" else np.minimum(q1, q2))
     est, true = np.concatenate(estimates), np.concatenate(truths)
     return ValueBias(float(est.mean()), float(true.mean()), int(est.size))
+
+
+def critic_values(agent: TD3, states, actions=None) -> tuple[np.ndarray, np.ndarray]:
+    """Q1(s, a) and Q2(s, a) on ``states`` (a = mu(s) unless ``actions`` is given), as arrays."""
+    s = torch.as_tensor(np.asarray(states, dtype=np.float32), device=agent.device)
+    with torch.no_grad():
+        a = agent.actor(s) if actions is None else torch.as_tensor(actions, dtype=torch.float32,
+                                                                  device=agent.device)
+        q1, q2 = agent.critic(s, a)
+    return q1.squeeze(-1).cpu().numpy(), q2.squeeze(-1).cpu().numpy()
+
+
+def roughness(agent: TD3, states, points: int = 51) -> float:
+    """How bumpy the critic is along the action (lesson 04): the mean |second difference| of Q1.
+
+    For each state s and each action dimension j, Q1(s, a) is evaluated on
+    ``points`` equally spaced values of a_j across its bounds, the other
+    dimensions held at mu(s)_j. The result is the mean of
+    |Q(a+δ) - 2Q(a) + Q(a-δ)| / δ² over states, dimensions and grid points,
+    with δ measured in half-ranges (so a dimension's bounds are [-1, 1]): 0 for a
+    critic linear in the action, larger with every wiggle. For a ReLU critic,
+    piecewise linear in a, it is the total change of slope per unit of action.
+    """
+    s = torch.as_tensor(np.asarray(states, dtype=np.float32), device=agent.device)
+    low, high = agent.action_low, agent.action_high
+    grid = torch.linspace(0.0, 1.0, points, device=agent.device)
+    values = []
+    with torch.no_grad():
+        mu = agent.actor(s)                                            # (n, dims)
+        for j in range(mu.shape[1]):
+            a = mu.unsqueeze(1).repeat(1, points, 1)                   # (n, points, dims)
+            a[:, :, j] = float(low[j]) + grid * float(high[j] - low[j])
+            q1, _ = agent.critic(s.unsqueeze(1).expand(-1, points, -1).reshape(-1, s.shape[1]),
+                                 a.reshape(-1, a.shape[-1]))
+            values.append(q1.reshape(len(s), points))
+    delta = 2.0 / (points - 1)
+    q = torch.stack(values, dim=1)                                     # (n, dims, points)
+    second = (q[..., 2:] - 2 * q[..., 1:-1] + q[..., :-2]).abs() / delta ** 2
+    return float(second.mean())
+
+
+def critic_probe(agent: TD3, episodes: list[Episode], max_states: int = 64) -> dict:
+    """What the history records about the critic at each evaluation, from the evaluation's episodes:
+
+    - ``q_estimate``, ``q_true``: ``bias_on_episodes`` (lessons 02 and 03);
+    - ``q_start``: mean Q1(s_0, mu(s_0)) over the episodes' first states, which are the same
+      at every evaluation (fixed reset seeds): how much it changes between evaluations is
+      the jitter of the value estimate (lesson 05);
+    - ``q_roughness``: ``roughness`` on up to ``max_states`` of the episodes' states (lesson 04).
+    """
+    bias = bias_on_episodes(agent, episodes)
+    start, _ = critic_values(agent, [e.states[0] for e in episodes])
+    states = np.concatenate([np.asarray(e.states, dtype=np.float32) for e in episodes])
+    picked = states[np.linspace(0, len(states) - 1, min(max_states, len(states))).astype(int)]
+    return {"q_estimate": bias.estimate, "q_true": bias.true_value, "q_start": float(start.mean()),
+            "q_roughness": roughness(agent, picked)}

@@ -24,3 +24,23 @@ def plot_history(history: list[dict], path: Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def value_of(row: dict, column) -> float:
+    """``row[column]``, or ``column(row)`` when it is a function (e.g. the bias, estimate - truth)."""
+    return float(column(row)) if callable(column) else float(row[column])
+
+
+def over_seeds(histories: list[list[dict]], column="eval_mean") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per evaluation step that every history has: the mean and the std (ddof 1) over seeds."""
+    steps = sorted(set.intersection(*[{h["step"] for h in history} for history in histories]))
+    values = np.array([[value_of(h, column) for h in history if h["step"] in steps] for history in histories])
+    std = values.std(axis=0, ddof=1) if len(histories) > 1 else np.zeros(len(steps))
+    return np.array(steps), values.mean(axis=0), std
+
+
+def seed_band(ax, histories: list[list[dict]], column="eval_mean", label: str = "", **style) -> None:
+    """Draw the mean over seeds as a line and +-1 std over seeds as a band, on ``ax``."""
+    steps, mean, std = over_seeds(histories, column)
+    line, = ax.plot(steps, mean, label=f"{label} (n={len(histories)})", **style)
+    ax.fill_between(steps, mean - std, mean + std, alpha=0.2, color=line.get_color())

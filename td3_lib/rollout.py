@@ -46,18 +46,24 @@ def rollout(env, policy: Callable[[np.ndarray], np.ndarray], seed: int | None = 
     return episode
 
 
+def evaluation_episodes(agent, env, episodes: int, seed: int | None = None,
+                        keep_states: bool = False) -> list[Episode]:
+    """``episodes`` noise-free episodes of ``agent`` in ``env``; episode i is reset with ``seed + i``."""
+    if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) or episodes < 1:
+        raise ValueError(f"episodes={episodes!r} is invalid: it must be an integer >= 1.")
+    return [rollout(env, agent.act, None if seed is None else seed + i, keep_states=keep_states)
+            for i in range(episodes)]
+
+
 def evaluate(agent, env_or_id, episodes: int = 10, seed: int | None = None) -> np.ndarray:
     """Returns of ``episodes`` noise-free episodes; episode i is reset with ``seed + i``.
 
     ``env_or_id`` is an environment (used as it is, wrappers included, and
     left open) or an id (made here and closed).
     """
-    if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) or episodes < 1:
-        raise ValueError(f"episodes={episodes!r} is invalid: it must be an integer >= 1.")
     env = make_env(env_or_id) if isinstance(env_or_id, str) else env_or_id
     try:
-        return np.array([rollout(env, agent.act, None if seed is None else seed + i).total
-                         for i in range(episodes)])
+        return np.array([e.total for e in evaluation_episodes(agent, env, episodes, seed)])
     finally:
         if isinstance(env_or_id, str):
             env.close()

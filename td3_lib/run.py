@@ -26,7 +26,9 @@ RUN_FORMAT = "td3_lib.run/1"
 CHECKPOINT_NAME = "checkpoint.pt"
 HISTORY_NAME = "history.csv"
 BEST_NAME = "best_actor.pt"
-HISTORY_FIELDS = ("step", "episodes", "eval_mean", "eval_std", "train_return", "critic_loss", "wall_s")
+HISTORY_FIELDS = ("step", "episodes", "eval_mean", "eval_std", "train_return", "critic_loss",
+                  "q_estimate", "q_true", "q_start", "q_roughness", "wall_s")
+"""One history row per evaluation; the q_* columns are ``analysis.critic_probe``'s (absent in older runs)."""
 
 
 def history_csv(history: list[dict]) -> str:
@@ -42,7 +44,7 @@ def read_history(path) -> list[dict]:
     """Read a history CSV back into rows of numbers."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    return [{k: (int(float(v)) if k in ("step", "episodes") else float(v)) for k, v in r.items()}
+    return [{k: (int(float(v)) if k in ("step", "episodes") else float(v)) for k, v in r.items() if v != ""}
             for r in rows]
 
 

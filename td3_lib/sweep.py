@@ -59,6 +59,7 @@ except ImportError:
 from .checkpoint import atomic_write_text
 from .config import TD3Config, preset
 from .run import CHECKPOINT_NAME, HISTORY_NAME, read_history
+from .plots import seed_band
 
 SWEEP_FORMAT = "td3_lib.sweep/1"
 SPEC_NAME = "sweep.json"
@@ -651,14 +652,8 @@ def plot_curves(result: SweepResult, env_id: str, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for variant in result.spec["variants"]:
         runs = [r for r in result.finished if r.env_id == env_id and r.variant == variant]
-        if not runs:
-            continue
-        steps = sorted(set.intersection(*[{h["step"] for h in r.history} for r in runs]))
-        returns = np.array([[h["eval_mean"] for h in r.history if h["step"] in steps] for r in runs])
-        mean = returns.mean(axis=0)
-        std = returns.std(axis=0, ddof=1) if len(runs) > 1 else np.zeros_like(mean)
-        ax.plot(steps, mean, label=f"{variant} (n={len(runs)})")
-        ax.fill_between(steps, mean - std, mean + std, alpha=0.2)
+        if runs:
+            seed_band(ax, [r.history for r in runs], "eval_mean", label=variant)
     ax.set(xlabel="environment steps", ylabel="evaluation return (episode return)",
            title=f"{env_id}: mean over seeds, band ±1 std over seeds")
     if ax.lines:

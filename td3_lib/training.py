@@ -18,7 +18,8 @@ from tqdm.auto import tqdm
 from .agent import TD3, resolve_device
 from .config import TD3Config, preset
 from .envs import check_spaces, env_id_of, make_env
-from .rollout import evaluate
+from .analysis import critic_probe
+from .rollout import evaluation_episodes
 from .run import (BEST_NAME, CHECKPOINT_NAME, RunState, best_evaluation, config_for_resume, episode_seed,
                   load_run, preflight)
 
@@ -149,7 +150,7 @@ def explore(run: RunState, obs, action_space) -> np.ndarray:
 def run_loop(run: RunState, env, eval_env, ckpt_path, save_buffer, progress, callback) -> None:
     """Algorithm 1 from step ``run.t`` to ``total_steps``: act, store, update, evaluate, checkpoint."""
     cfg, buffer = run.config, run.buffer
-    losses = LossLog(cfg.eval_freq, run.device)
+    losses = LossLog(cfg.eval_freq + 1, run.device)  # at most eval_freq updates between evaluations
     started = time.perf_counter() - run.wall_s
     bar = tqdm(total=cfg.total_steps, initial=run.t, disable=not progress, unit="step",
                desc=run.env_id, dynamic_ncols=True)
@@ -227,7 +228,9 @@ def evaluate_now(run: RunState, eval_env, losses: LossLog, ckpt_path, started: f
     """Check for divergence, evaluate without noise, keep the best actor, append a history row."""
     critic_loss = losses.check(ckpt_path)
     check_finite_weights(run, ckpt_path)
-    returns = evaluate(run.agent, eval_env, run.config.eval_episodes, seed=run.seed + 100)
+    episodes = evaluation_episodes(run.agent, eval_env, run.config.eval_episodes, seed=run.seed + 100,
+                                   keep_states=True)
+    returns = np.array([e.total for e in episodes])
     eval_mean = float(returns.mean())
     # TD3's evaluation return swings from one evaluation to the next, so the last
     # actor is not always the best one (RL Zoo keeps a best model too).
@@ -235,7 +238,8 @@ def evaluate_now(run: RunState, eval_env, losses: LossLog, ckpt_path, started: f
         run.agent.save(ckpt_path.parent / BEST_NAME, env_id=run.env_id, actor_only=True)
     run.history.append({"step": run.t, "episodes": run.episode, "eval_mean": eval_mean,
                         "eval_std": float(returns.std()), "train_return": run.last_return,
-                        "critic_loss": critic_loss, "wall_s": round(time.perf_counter() - started, 3)})
+                        "critic_loss": critic_loss, **critic_probe(run.agent, episodes),
+                        "wall_s": round(time.perf_counter() - started, 3)})
     if callback is not None:
         callback(run.t, run.agent)
 

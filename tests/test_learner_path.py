@@ -54,7 +54,7 @@ class NaNRewardAt(gym.Wrapper):
 @pytest.mark.slow
 def test_divergence_in_the_first_window_names_its_step_and_evaluates_nothing(tmp_path, monkeypatch):
     evaluated = []
-    monkeypatch.setattr(training, "evaluate", lambda agent, *a, **k: evaluated.append(1) or np.zeros(1))
+    monkeypatch.setattr(training, "evaluation_episodes", lambda *a, **k: evaluated.append(1) or [])
     env = NaNRewardAt(gym.make("Pendulum-v1"), at=320)
     cfg = TD3Config(hidden_sizes=(32, 32), start_timesteps=300, total_steps=1000, eval_freq=400,
                     eval_episodes=1, batch_size=64)
@@ -72,7 +72,7 @@ def test_non_finite_weights_are_never_evaluated_or_kept(tmp_path, monkeypatch):
             self.actor.net[0].weight.fill_(float("nan"))
         return {"critic_loss": torch.zeros(())}
     monkeypatch.setattr(training.TD3, "update", poisoned_update)
-    monkeypatch.setattr(training, "evaluate", lambda *a, **k: pytest.fail("a non-finite actor was evaluated"))
+    monkeypatch.setattr(training, "evaluation_episodes", lambda *a, **k: pytest.fail("a non-finite actor was evaluated"))
     cfg = TD3Config(hidden_sizes=(32, 32), start_timesteps=100, total_steps=600, eval_freq=200,
                     eval_episodes=1, batch_size=32)
     with pytest.raises(TrainingDiverged, match="actor's weights became non-finite by step 200"):

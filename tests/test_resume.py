@@ -229,7 +229,7 @@ def test_unwritable_dir_and_full_disk_reported_before_training(tmp_path, monkeyp
     def no_training(*args, **kwargs):
         raise AssertionError("training started before the checkpoint directory was checked")
     monkeypatch.setattr(TD3, "update", no_training)
-    monkeypatch.setattr(training, "evaluate", no_training)
+    monkeypatch.setattr(training, "evaluation_episodes", no_training)
     with pytest.raises(OSError, match="not writable"):
         train("Pendulum-v1", CFG, checkpoint_dir=tmp_path / "file" / "run", progress=False)
     monkeypatch.setattr(run_module.shutil, "disk_usage",

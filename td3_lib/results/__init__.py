@@ -42,6 +42,16 @@ def load(file: str) -> list[dict]:
         return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
+def histories(rows: list[dict], variant: str) -> list[list[dict]]:
+    """The rows of one variant split into one history per seed (each in step order)."""
+    seeds = sorted({r["seed"] for r in rows if r["variant"] == variant})
+    if not seeds:
+        have = ", ".join(sorted({r["variant"] for r in rows}))
+        raise ValueError(f"No rows for variant {variant!r}; the result has: {have}.")
+    return [sorted((r for r in rows if r["variant"] == variant and r["seed"] == s), key=lambda r: r["step"])
+            for s in seeds]
+
+
 def _number(text: str):
     for kind in (int, float):
         try:

@@ -1,0 +1,206 @@
+"""The full-budget experiments behind lessons 02-07, over seeds, shipped in td3_lib/results/.
+
+    python experiments/lesson_results.py pendulum   # lessons 02-05 and 07 on Pendulum-v1
+    python experiments/lesson_results.py pitfalls   # lesson 07's pitfalls on Pendulum-v1
+    python experiments/lesson_results.py hopper     # lessons 02, 03 and 07 on HopperBulletEnv-v0
+
+``pendulum`` and ``hopper`` are sweeps (``td3_lib.sweep``, Ray, one CPU and one
+torch thread per run): every run is an ordinary ``train`` run whose history
+holds, at each evaluation, the return and the critic's probe
+(``td3_lib.analysis.critic_probe``: value estimate against the true discounted
+return, the value at fixed start states, and the critic's roughness in the
+action). ``pitfalls`` trains TD3 with one bug each, with ``train`` and the
+bug patched in (a process per run, two at a time), on the same settings as
+the ``pendulum`` sweep's TD3, whose runs are its correct baseline.
+
+Runs are checkpointed under ``--root`` (default runs/lesson_results): an
+interrupted experiment started again resumes its unfinished runs and skips the
+finished ones. At the end the per-seed histories are written as one CSV into
+td3_lib/results/ and listed in its manifest with this command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import multiprocessing
+import shlex
+import sys
+import time
+from pathlib import Path
+from unittest import mock
+
+import gymnasium as gym
+import torch
+import torch.nn.functional as F
+
+import td3_lib
+from td3_lib import TD3, load_sweep, make_env, sweep, train
+from td3_lib.results import add_to_manifest, results_dir
+from td3_lib.run import read_history
+from td3_lib.sweep import parse_seeds, variant_config
+
+SEEDS = [0, 1, 2, 3, 4]
+PENDULUM = dict(envs=["Pendulum-v1"], variants=["TD3", "TD3-DP", "TD3-TPS", "TD3-CDQ", "DDPG", "DDPG+CDQ"],
+                seeds=SEEDS, overrides={"eval_freq": 500})
+PENDULUM_D5 = dict(envs=["Pendulum-v1"], variants=["TD3"], seeds=SEEDS,
+                   overrides={"eval_freq": 500, "policy_freq": 5})
+# 256-256 (the authors' current code), 5,000 random steps and 40,000 steps in all: what 15 runs
+# fit in on two CPU cores in an afternoon. The paper trains 400-300 networks for 1,000,000 steps.
+HOPPER = dict(envs=["HopperBulletEnv-v0"], variants=["TD3", "TD3-DP", "TD3-TPS", "TD3-CDQ", "DDPG"],
+              seeds=[0, 1, 2], steps=40_000,
+              overrides={"hidden_sizes": (256, 256), "start_timesteps": 5_000, "eval_freq": 2_500,
+                         "eval_episodes": 5})
+FIELDS = ("variant", "policy_freq", "seed", "step", "eval_mean", "eval_std", "critic_loss",
+          "q_estimate", "q_true", "q_start", "q_roughness", "wall_s")
+
+
+# ------------------------------------------------------------------------ sweeps
+def run_sweeps(name: str, specs: list[dict], args) -> list[dict]:
+    """Run (or finish) each sweep and return every run's history rows, labelled."""
+    rows = []
+    for i, spec in enumerate(specs):
+        out = args.root / f"{name}-{i}"
+        result = sweep(spec["envs"], spec["variants"], args.seeds or spec["seeds"], out_dir=out,
+                       steps=args.steps or spec.get("steps"), overrides=spec["overrides"], progress=True)
+        if result.failed:
+            sys.exit(f"{len(result.failed)} runs failed in {out}:\n{result.report()}")
+        for record in load_sweep(out).runs:
+            freq = variant_config(record.env_id, record.variant, spec["overrides"]).policy_freq
+            label = record.variant if freq == 2 else f"{record.variant} (d={freq})"
+            rows += labelled(record.history, label, freq, record.seed)
+    return rows
+
+
+def labelled(history: list[dict], variant: str, policy_freq: int, seed: int) -> list[dict]:
+    return [{"variant": variant, "policy_freq": policy_freq, "seed": seed,
+             **{k: round(h[k], 4) for k in FIELDS[3:] if k in h}} for h in history]
+
+
+# ---------------------------------------------------------------------- pitfalls
+class RandInsteadOfRandn:
+    """Pitfall 1: exploration noise drawn with np.random.rand (uniform in [0, 1)) instead of randn."""
+
+    def __init__(self, rng):
+        self.rng = rng
+
+    def normal(self, loc, scale, size):
+        return self.rng.random(size)  # the bug: mean 0.5, never negative
+
+
+def uniform_noise_act(self, obs, noise=0.0, rng=None):
+    return TD3_ACT(self, obs, noise, RandInsteadOfRandn(rng) if rng is not None else None)
+
+
+def target_critic_as_current_step(self, batch):
+    """Pitfall 2: the current Q taken from the target critic, so the critic is never trained."""
+    target_q = self.target_q(batch)
+    current_q1, current_q2 = self.critic_target(batch.obs, batch.action)  # the bug: must be self.critic
+    critic_loss = F.mse_loss(current_q1, target_q) + F.mse_loss(current_q2, target_q)
+    return critic_loss, current_q1  # no gradient reaches self.critic: nothing to step
+
+
+def q1_loss_twice(self, obs, action, target_q):
+    """Pitfall 3: Q1's loss counted twice, Q2 never trained."""
+    current_q1, current_q2 = self.critic(obs, action)
+    return F.mse_loss(current_q1, target_q) + F.mse_loss(current_q1, target_q), current_q1  # the bug
+
+
+class TimeLimitAsTerminal(gym.Wrapper):
+    """Pitfall 4: the time limit reported as a terminal state, so the buffer stores it as one."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated or truncated, truncated, info  # the bug
+
+
+TD3_ACT = TD3.act
+PITFALLS = {  # name -> (the TD3 method patched and its buggy version, or None; env wrapper or None)
+    "uniform noise (rand)": (("act", uniform_noise_act), None),
+    "target critic as current": (("critic_step", target_critic_as_current_step), None),
+    "Q1 loss twice": (("critic_loss", q1_loss_twice), None),
+    "time limit as terminal": (None, TimeLimitAsTerminal),
+}
+
+
+def pitfall_run(job: tuple[str, int, str]) -> list[dict]:
+    """One run of TD3 with one pitfall, checkpointed in ``run_dir`` (resumed if there)."""
+    name, seed, run_dir, steps = job
+    torch.set_num_threads(1)
+    patch, wrapper = PITFALLS[name]
+    env = make_env("Pendulum-v1") if wrapper is None else wrapper(make_env("Pendulum-v1"))
+    config = variant_config("Pendulum-v1", "TD3", PENDULUM["overrides"])
+    patcher = mock.patch.object(TD3, *patch) if patch else mock.patch.object(TD3, "act", TD3_ACT)
+    with patcher:
+        result = train(env, config, seed=seed, device="cpu", checkpoint_dir=run_dir, resume=True,
+                       progress=False, total_steps=steps)
+    return labelled(result.history, name, config.policy_freq, seed)
+
+
+def run_pitfalls(args) -> list[dict]:
+    seeds = args.seeds or SEEDS
+    jobs = [(name, seed, str(args.root / "pitfalls" / name.replace(" ", "_") / f"seed{seed}"), args.steps)
+            for name in PITFALLS for seed in seeds]
+    with multiprocessing.get_context("spawn").Pool(2, maxtasksperchild=1) as pool:
+        rows = [row for rows in pool.imap(pitfall_run, jobs) for row in rows]
+    baseline = args.root / "pendulum-0" / "Pendulum-v1" / "TD3"
+    for seed in seeds:
+        history = baseline / f"seed{seed}" / "history.csv"
+        if not history.exists():
+            sys.exit(f"The correct baseline {history} is missing: run the pendulum experiment first.")
+        rows += labelled(read_history(history), "TD3 (correct)", 2, seed)
+    return rows
+
+
+# ------------------------------------------------------------------------ output
+EXPERIMENTS = {
+    "pendulum": dict(file="pendulum_variants.csv", lesson="02 03 04 05 07", env="Pendulum-v1",
+                     steps=td3_lib.preset("Pendulum-v1").total_steps,
+                     run=lambda args: run_sweeps("pendulum", [PENDULUM, PENDULUM_D5], args)),
+    "pitfalls": dict(file="pitfalls_pendulum.csv", lesson="07", env="Pendulum-v1",
+                     steps=td3_lib.preset("Pendulum-v1").total_steps, run=run_pitfalls),
+    "hopper": dict(file="hopper_variants.csv", lesson="02 03 07", env="HopperBulletEnv-v0",
+                   steps=HOPPER["steps"], run=lambda args: run_sweeps("hopper", [HOPPER], args)),
+}
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
+    parser.add_argument("--root", type=Path, default=Path("runs/lesson_results"),
+                        help="where the runs are checkpointed (default runs/lesson_results)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="write the CSV here instead of td3_lib/results/ (the manifest is left alone)")
+    parser.add_argument("--seeds", type=parse_seeds, default=None,
+                        help="only these seeds, e.g. 0,1 (for trying the script; use with --out)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="environment steps per run instead of the experiment's (for trying; use with --out)")
+    args = parser.parse_args(argv)
+    if (args.seeds or args.steps) and args.out is None:
+        parser.error("--seeds and --steps change the experiment: write its CSV elsewhere with --out")
+    experiment = EXPERIMENTS[args.experiment]
+    started = time.perf_counter()
+    rows = experiment["run"](args)
+    path = args.out or results_dir() / experiment["file"]
+    write_csv(rows, path)
+    wall_s = round(sum(r["wall_s"] for r in rows if r["step"] == max(
+        x["step"] for x in rows if x["variant"] == r["variant"] and x["seed"] == r["seed"])), 1)
+    print(f"wrote {path}: {len(rows)} rows; {time.perf_counter() - started:.0f} s now, "
+          f"{wall_s:.0f} s of training over all runs")
+    if args.out is None:
+        add_to_manifest({"file": experiment["file"], "lesson": experiment["lesson"], "env": experiment["env"],
+                         "command": "python experiments/lesson_results.py " + shlex.quote(args.experiment),
+                         "seeds": sorted({r["seed"] for r in rows}), "steps": experiment["steps"],
+                         "wall_s": wall_s, "version": td3_lib.__version__})
+
+
+if __name__ == "__main__":
+    main()
