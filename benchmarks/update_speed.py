@@ -18,34 +18,58 @@ steps. Per contender:
 - ``sb3``: Stable-Baselines3's ``TD3.train(gradient_steps=K, batch_size=batch)``
   (its own replay-buffer sampling included), same network sizes and batch,
   ``policy_delay=2``. Skipped with a message when stable-baselines3 is missing.
+- ``sb3 fused``: the same with Adam's fused kernel
+  (``policy_kwargs=dict(optimizer_kwargs=dict(fused=True))``), as td3_lib uses it.
 
 The contenders run interleaved (A B C ... then the reverse order next round)
-for several rounds; the table gives each one's median updates/s and the median
+for an even number of rounds, so each is first as often as last; the table gives each one's median updates/s and the median
 over rounds of its ratio to SB3 and to the plain reference within the same
 round, which cancels most of the drift of a shared machine. Matrix-multiply
 throughput is measured inside every round too, and gives the compute ceiling:
 matmul FLOPs per update divided by that throughput.
 
     python benchmarks/update_speed.py                 # BipedalWalker-v3 sizes: 24 obs, 4 actions
-    python benchmarks/update_speed.py --rounds 9 --block-seconds 2
+    python benchmarks/update_speed.py --rounds 10 --block-seconds 2
+    python benchmarks/update_speed.py --wait-policy active
+
+OpenMP's wait policy (``OMP_WAIT_POLICY``) must be set before torch starts, and
+which one is faster depends on the contender and on the machine's load: by
+default the script runs itself once with each (``--wait-policy active``, then
+``passive``) and reports both.
 """
 
 from __future__ import annotations
 
 import os
 
-# OpenMP's default is to spin while waiting at a barrier. On a machine shared
-# with other jobs a spinning thread burns the time slice its partner needs, and
-# two torch threads then run up to 100x slower than one; passive waiting avoids
-# that collapse (same setting for every contender; set before torch starts).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import sys
+
+
+def requested_wait_policy(argv: list[str]) -> str:
+    """The last value of --wait-policy in ``argv`` (as argparse reads it; default "both"),
+    read before torch is imported."""
+    policy = "both"
+    for i, arg in enumerate(argv):
+        if arg == "--wait-policy" and i + 1 < len(argv):
+            policy = argv[i + 1]
+        elif arg.startswith("--wait-policy="):
+            policy = arg.split("=", 1)[1]
+    return policy
+
+
+# OpenMP's default is to spin while waiting at a barrier: fastest on an idle machine,
+# but on a shared one a spinning thread burns the time slice its partner needs (two
+# torch threads then ran up to 100x slower than one here). Passive waiting avoids that
+# collapse. One policy per process, for every contender, set before torch starts.
+if requested_wait_policy(sys.argv[1:]) in ("active", "passive"):
+    os.environ["OMP_WAIT_POLICY"] = requested_wait_policy(sys.argv[1:]).upper()
 
 import argparse
 import copy
 import json
 import platform
 import statistics
-import sys
+import subprocess
 import time
 from pathlib import Path
 
@@ -203,7 +227,7 @@ def make_plain(data: dict, args) -> callable:
 
 
 # ------------------------------------------------------ Stable-Baselines3
-def make_sb3(data: dict, args) -> callable | None:
+def make_sb3(data: dict, args, fused: bool = False) -> callable | None:
     """A block of K SB3 gradient steps: ``model.train(gradient_steps=K, batch_size)``."""
     try:
         import gymnasium as gym
@@ -226,7 +250,10 @@ def make_sb3(data: dict, args) -> callable | None:
         def step(self, action):
             return np.zeros(obs_dim, np.float32), 0.0, False, False, {}
 
-    model = SB3TD3("MlpPolicy", SpacesOnly(), policy_kwargs=dict(net_arch=list(args.hidden)),
+    policy_kwargs = dict(net_arch=list(args.hidden))
+    if fused:
+        policy_kwargs["optimizer_kwargs"] = dict(fused=True)
+    model = SB3TD3("MlpPolicy", SpacesOnly(), policy_kwargs=policy_kwargs,
                    batch_size=args.batch, learning_starts=0, buffer_size=n, learning_rate=3e-4,
                    policy_delay=2, device="cpu", seed=0)
     model.set_logger(configure(None, []))
@@ -315,12 +342,20 @@ def main(argv=None) -> dict:
     p.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--buffer", type=int, default=100_000, help="transitions in the (full) buffers")
-    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--rounds", type=int, default=8, help="an even number: each contender first as often as last")
     p.add_argument("--block-seconds", type=float, default=1.0, help="length of one timed block")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads, all contenders")
     p.add_argument("--skip", nargs="*", default=[], help="contenders to leave out")
-    p.add_argument("--json", default=str(RESULTS / "update_speed.json"))
+    p.add_argument("--json", default=None, help="default benchmarks/results/update_speed-POLICY.json")
+    p.add_argument("--wait-policy", choices=("both", "active", "passive"), default="both",
+                   help="OpenMP's wait policy; both (default): one run with each, in separate processes")
     args = p.parse_args(argv)
+    if args.rounds < 2 or args.rounds % 2:
+        p.error(f"--rounds {args.rounds}: it must be an even number >= 2, so each contender runs "
+                "first as often as last")
+    if args.wait_policy == "both":
+        return run_both_policies(sys.argv[1:] if argv is None else list(argv))
+    args.json = args.json or str(RESULTS / f"update_speed-{args.wait_policy}.json")
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -332,6 +367,7 @@ def main(argv=None) -> dict:
         "td3_lib compile": lambda: make_td3_lib(data, args, compiled=True),
         "plain": lambda: make_plain(data, args),
         "sb3": lambda: make_sb3(data, args),
+        "sb3 fused": lambda: make_sb3(data, args, fused=True),
     }
     blocks, sizes = {}, {}
     for name, make in makers.items():
@@ -362,7 +398,7 @@ def main(argv=None) -> dict:
     for name in order:
         row = {"updates_per_s": statistics.median(rates[name]), "rounds": rates[name],
                "block_updates": sizes[name]}
-        for ref in ("sb3", "plain"):
+        for ref in ("sb3", "sb3 fused", "plain"):
             if ref in rates and ref != name:
                 row[f"x_{ref}"] = statistics.median(a / b for a, b in zip(rates[name], rates[ref]))
         ceiling = peak["bfloat16" if "bf16" in name else "float32"] * 1e9 / flops["per_update"]
@@ -371,12 +407,12 @@ def main(argv=None) -> dict:
         rows[name] = row
 
     print(f"\nTD3 update, {args.obs_dim} obs, {args.action_dim} actions, hidden {args.hidden}, "
-          f"batch {args.batch}, {args.threads} threads; median of {args.rounds} interleaved rounds")
-    print(f"{'contender':<17}{'updates/s':>10}{'x SB3':>8}{'x plain':>9}{'of ceiling':>12}")
+          f"batch {args.batch}, {args.threads} threads, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}; "
+          f"median of {args.rounds} interleaved rounds")
+    print(f"{'contender':<17}{'updates/s':>10}{'x SB3':>8}{'x SB3 fused':>13}{'x plain':>9}{'of ceiling':>12}")
     for name, row in rows.items():
-        xs = f"{row['x_sb3']:.2f}" if "x_sb3" in row else "-"
-        xp = f"{row['x_plain']:.2f}" if "x_plain" in row else "-"
-        print(f"{name:<17}{row['updates_per_s']:>10.0f}{xs:>8}{xp:>9}{row['fraction_of_ceiling']:>11.1%}")
+        xs, xf, xp = (f"{row[k]:.2f}" if k in row else "-" for k in ("x_sb3", "x_sb3 fused", "x_plain"))
+        print(f"{name:<17}{row['updates_per_s']:>10.0f}{xs:>8}{xf:>13}{xp:>9}{row['fraction_of_ceiling']:>11.1%}")
     print(f"matmul FLOPs per update: {flops['per_update'] / 1e6:.0f} M "
           f"(critic step {flops['critic_step'] / 1e6:.0f} M, actor step {flops['actor_step'] / 1e6:.0f} M "
           f"every 2nd update)")
@@ -392,6 +428,27 @@ def main(argv=None) -> dict:
     Path(args.json).write_text(json.dumps(result, indent=1))
     print(f"wrote {args.json}")
     return result
+
+
+def run_both_policies(argv: list[str]) -> dict:
+    """Run the benchmark once per wait policy, each in its own process (the policy is fixed when
+    torch starts), and print each contender's rate under both."""
+    results = {}
+    for policy in ("active", "passive"):
+        out = RESULTS / f"update_speed-{policy}.json"
+        print(f"=== OMP_WAIT_POLICY={policy.upper()}", flush=True)
+        subprocess.run([sys.executable, __file__, *argv, "--wait-policy", policy, "--json", str(out)],
+                       check=True)
+        results[policy] = json.loads(out.read_text())["contenders"]
+    print(f"\n{'contender':<17}{'active /s':>11}{'x SB3 fused':>13}{'passive /s':>12}{'x SB3 fused':>13}")
+    for name in results["active"]:
+        line = f"{name:<17}"
+        for policy, width in (("active", 11), ("passive", 12)):
+            row = results[policy].get(name, {})
+            x = row.get("x_sb3 fused")
+            line += f"{row.get('updates_per_s', float('nan')):>{width}.0f}{(f'{x:.2f}' if x else '-'):>13}"
+        print(line)
+    return results
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import json
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+
 MANIFEST_FIELDS = ("file", "lesson", "env", "command", "seeds", "steps", "wall_s", "version")
 
 
@@ -50,6 +52,20 @@ def histories(rows: list[dict], variant: str) -> list[list[dict]]:
         raise ValueError(f"No rows for variant {variant!r}; the result has: {have}.")
     return [sorted((r for r in rows if r["variant"] == variant and r["seed"] == s), key=lambda r: r["step"])
             for s in seeds]
+
+
+def finals(rows: list[dict], variant: str, column="eval_mean", last_k: int = 1) -> np.ndarray:
+    """Per seed, the mean of ``column`` (a name, or a function of a row) over the last ``last_k`` evaluations."""
+    from ..plots import value_of
+    return np.array([np.mean([value_of(r, column) for r in history[-last_k:]])
+                     for history in histories(rows, variant)])
+
+
+def score_line(rows: list[dict], variant: str, column="eval_mean", last_k: int = 3, fmt: str = "8.1f") -> str:
+    """``variant``, then ``finals`` as mean ± std over seeds (std with ddof 1), then per seed: one table row."""
+    x = finals(rows, variant, column, last_k)
+    std = x.std(ddof=1) if len(x) > 1 else float("nan")
+    return f"{variant:26s} {x.mean():{fmt}} ± {std:{fmt}}   " + "  ".join(f"{v:{fmt}}" for v in x)
 
 
 def _number(text: str):
