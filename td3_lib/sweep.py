@@ -492,7 +492,7 @@ class SweepResult:
         lines = [f"sweep {self.out_dir}: {len(self.finished)} of {len(self.runs)} runs finished, "
                  f"{len(self.failed)} failed; {self.wall_s:.0f} s (Ray start-up {self.ray_start_s:.1f} s)",
                  f"summary {self.out_dir / SUMMARY_NAME}, table {self.out_dir / TABLE_NAME}, "
-                 f"curves {self.out_dir}/curves-ENV.png"]
+                 "curves " + ", ".join(str(self.out_dir / f"curves-{e}.png") for e in self.spec["envs"])]
         lines += [f"FAILED {r.path}: {r.error} (traceback in {r.path / ERROR_NAME})" for r in self.failed]
         return "\n".join(lines)
 
