@@ -11,13 +11,18 @@ Each library runs with its own recommended settings:
   learning_rate 1e-3, train_freq 1, gradient_steps 1, SB3's defaults otherwise
   (batch 256, tau 0.005, policy_delay 2, target noise 0.2 clipped to 0.5).
 
-Both are evaluated by the same function: every ``--eval-freq`` env steps, 10
+- td3_lib with RL Zoo's settings (``td3_lib_zoo``): SB3's settings above in
+  ``TD3Config`` terms, so that implementation speed and the choice of preset
+  are measured apart.
+
+Every library's clock starts at the same point: before its environment and
+agent are built. All are evaluated by the same function: every ``--eval-freq`` env steps, 10
 noise-free episodes on a separate environment whose episode i is reset with
 seed + 100 + i. Wall-clock seconds are training time: the time spent in these
 shared evaluations is left out for both (td3_lib's own built-in evaluation is
 cut to one episode and stays counted against it).
 
-    python benchmarks/learning.py                          # Pendulum-v1, 20k steps, seeds 0-4
+    python benchmarks/learning.py                          # Pendulum-v1, 20k steps, seeds 0-4, all three
     python benchmarks/learning.py --jobs 5                 # the same, the seeds side by side
     python benchmarks/learning.py --libs td3_lib td3_lib_256 sb3   # plus the preset with 256-256 networks
     python benchmarks/learning.py --lunar                  # LunarLanderContinuous-v3, 300k steps (long)
@@ -48,7 +53,14 @@ ZOO_TD3 = dict(gamma=0.98, buffer_size=200_000, learning_starts=10_000, learning
                train_freq=1, gradient_steps=1, policy_kwargs=dict(net_arch=[400, 300]))
 ZOO_NOISE_STD = 0.1
 # td3_lib contenders: overrides of the preset, and their label in the plot.
+# RL Zoo's settings in td3_lib's terms: the same networks, random steps, updates per step (1),
+# batch, buffer, learning rates, discount and noises (td3_lib's noises are in half-ranges, SB3's in
+# its [-1, 1] action units: the same noise). Beside SB3 it measures the implementations alone.
+ZOO_AS_TD3LIB = dict(hidden_sizes=(400, 300), discount=0.98, buffer_size=200_000, start_timesteps=10_000,
+                     actor_lr=1e-3, critic_lr=1e-3, expl_noise=ZOO_NOISE_STD, batch_size=256, tau=0.005,
+                     policy_freq=2, policy_noise=0.2, noise_clip=0.5)
 TD3LIB_VARIANTS = {"td3_lib": ({}, "td3_lib, preset"),
+                   "td3_lib_zoo": (ZOO_AS_TD3LIB, "td3_lib, RL Zoo's settings (as SB3)"),
                    "td3_lib_256": (dict(hidden_sizes=(256, 256)), "td3_lib, preset with 256-256"),
                    "td3_lib_bf16": (dict(bf16=True), "td3_lib, preset with bf16")}
 LABELS = {name: label for name, (_, label) in TD3LIB_VARIANTS.items()} | {"sb3": "SB3, RL Zoo settings"}
@@ -110,11 +122,11 @@ def run_sb3(env_id: str, seed: int, args) -> dict | None:
     except ImportError:
         print("stable-baselines3 is not installed: skipping it (pip install -r benchmarks/requirements.txt).")
         return None
-    env = make_env(env_id)
+    curve = Curve(env_id, seed, args.eval_episodes)  # the clock starts here, before the env and agent are
+    env = make_env(env_id)                             # built, as it does for td3_lib
     n = env.action_space.shape[0]
     model = TD3("MlpPolicy", env, seed=seed, device="cpu", verbose=0,
                 action_noise=NormalActionNoise(np.zeros(n), ZOO_NOISE_STD * np.ones(n)), **ZOO_TD3)
-    curve = Curve(env_id, seed, args.eval_episodes)
 
     class Evaluate(BaseCallback):
         def _on_step(self) -> bool:
@@ -122,7 +134,6 @@ def run_sb3(env_id: str, seed: int, args) -> dict | None:
                 curve.record(self.num_timesteps, lambda o: model.predict(o, deterministic=True)[0])
             return True
 
-    curve.start = time.perf_counter()
     model.learn(total_timesteps=args.steps, callback=Evaluate())
     env.close()
     return curve.to_dict() | {"config": {**ZOO_TD3, "noise_std": ZOO_NOISE_STD, "batch_size": model.batch_size}}
@@ -211,7 +222,7 @@ def main(argv=None) -> dict:
     p.add_argument("--eval-freq", type=int, help="env steps between evaluations (default 2k; 10k with --lunar)")
     p.add_argument("--eval-episodes", type=int, default=10)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    p.add_argument("--libs", nargs="+", default=["td3_lib", "sb3"],
+    p.add_argument("--libs", nargs="+", default=["td3_lib", "td3_lib_zoo", "sb3"],
                    choices=[*TD3LIB_VARIANTS, "sb3"])
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads, the same for both libraries (1: steady on a shared machine)")
