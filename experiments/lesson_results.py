@@ -64,6 +64,7 @@ def run_sweeps(name: str, specs: list[dict], args) -> list[dict]:
         out = args.root / f"{name}-{i}"
         result = sweep(spec["envs"], spec["variants"], args.seeds or spec["seeds"], out_dir=out,
                        steps=args.steps or spec.get("steps"), overrides=spec["overrides"], progress=True)
+        print(result.report(), flush=True)
         if result.failed:
             sys.exit(f"{len(result.failed)} runs failed in {out}:\n{result.report()}")
         for record in load_sweep(out).runs:
