@@ -161,7 +161,7 @@ EXPERIMENTS = {
                      run=lambda args: run_sweeps("pendulum", [PENDULUM, PENDULUM_D5], args)),
     "pitfalls": dict(file="pitfalls_pendulum.csv", lesson="07", env="Pendulum-v1",
                      steps=td3_lib.preset("Pendulum-v1").total_steps, run=run_pitfalls),
-    "hopper": dict(file="hopper_variants.csv", lesson="02 03 07", env="HopperBulletEnv-v0",
+    "hopper": dict(file="hopper_variants.csv", lesson="02 03 04 05 07", env="HopperBulletEnv-v0",
                    steps=HOPPER["steps"], run=lambda args: run_sweeps("hopper", [HOPPER], args)),
 }
 
