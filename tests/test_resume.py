@@ -239,6 +239,7 @@ def test_unwritable_dir_and_full_disk_reported_before_training(tmp_path, monkeyp
     assert not (tmp_path / "run" / "checkpoint.pt").exists()
 
 
+@pytest.mark.slow
 def test_a_run_saved_on_a_gpu_resumes_with_cpu_rng_states(tmp_path, monkeypatch):
     """The GPU resume path on the CPU: every tensor of a run checkpoint tagged cuda:0 (the RNG
     states included) arrives on the CPU, where torch.Generator.set_state needs it on any device."""

@@ -10,6 +10,7 @@ SMALL = TD3Config(hidden_sizes=(64, 64), start_timesteps=400, total_steps=1000, 
                   eval_episodes=2, batch_size=64)
 
 
+@pytest.mark.slow
 def test_same_seed_same_returns_on_cpu():
     """Seed 0 included: a seed is never skipped for being falsy (the `if seed:` pitfall)."""
     a = train("Pendulum-v1", SMALL, seed=0, device="cpu", progress=False)
