@@ -193,8 +193,8 @@ def main(argv=None) -> None:
     rows = experiment["run"](args)
     path = args.out or results_dir() / experiment["file"]
     write_csv(rows, path)
-    wall_s = round(sum(r["wall_s"] for r in rows if r["step"] == max(
-        x["step"] for x in rows if x["variant"] == r["variant"] and x["seed"] == r["seed"])), 1)
+    last_rows = {(r["variant"], r["seed"]): r for r in sorted(rows, key=lambda r: r["step"])}
+    wall_s = round(sum(r["wall_s"] for r in last_rows.values()), 1)  # each run's training time, summed
     print(f"wrote {path}: {len(rows)} rows; {time.perf_counter() - started:.0f} s now, "
           f"{wall_s:.0f} s of training over all runs")
     if args.out is None:

@@ -77,13 +77,11 @@ def bias_on_episodes(agent: TD3, episodes: list[Episode], horizon: int | None = 
     return ValueBias(float(est.mean()), float(true.mean()), int(est.size))
 
 
-def critic_values(agent: TD3, states, actions=None) -> tuple[np.ndarray, np.ndarray]:
-    """Q1(s, a) and Q2(s, a) on ``states`` (a = mu(s) unless ``actions`` is given), as arrays."""
+def critic_values(agent: TD3, states) -> tuple[np.ndarray, np.ndarray]:
+    """Q1(s, mu(s)) and Q2(s, mu(s)) on ``states``, as arrays."""
     s = torch.as_tensor(np.asarray(states, dtype=np.float32), device=agent.device)
     with torch.no_grad():
-        a = agent.actor(s) if actions is None else torch.as_tensor(actions, dtype=torch.float32,
-                                                                  device=agent.device)
-        q1, q2 = agent.critic(s, a)
+        q1, q2 = agent.critic(s, agent.actor(s))
     return q1.squeeze(-1).cpu().numpy(), q2.squeeze(-1).cpu().numpy()
 
 

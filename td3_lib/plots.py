@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .results import value_of
+
 
 def plot_history(history: list[dict], path: Path, title: str) -> None:
     """Save the evaluation curve (mean, and +-1 std over the evaluation episodes) as an image."""
@@ -24,11 +26,6 @@ def plot_history(history: list[dict], path: Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
-
-
-def value_of(row: dict, column) -> float:
-    """``row[column]``, or ``column(row)`` when it is a function (e.g. the bias, estimate - truth)."""
-    return float(column(row)) if callable(column) else float(row[column])
 
 
 def over_seeds(histories: list[list[dict]], column="eval_mean") -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -44,6 +44,11 @@ def load(file: str) -> list[dict]:
         return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
+def value_of(row: dict, column) -> float:
+    """``row[column]``, or ``column(row)`` when it is a function (e.g. the bias, estimate - truth)."""
+    return float(column(row)) if callable(column) else float(row[column])
+
+
 def histories(rows: list[dict], variant: str) -> list[list[dict]]:
     """The rows of one variant split into one history per seed (each in step order)."""
     seeds = sorted({r["seed"] for r in rows if r["variant"] == variant})
@@ -56,7 +61,6 @@ def histories(rows: list[dict], variant: str) -> list[list[dict]]:
 
 def finals(rows: list[dict], variant: str, column="eval_mean", last_k: int = 1) -> np.ndarray:
     """Per seed, the mean of ``column`` (a name, or a function of a row) over the last ``last_k`` evaluations."""
-    from ..plots import value_of
     return np.array([np.mean([value_of(r, column) for r in history[-last_k:]])
                      for history in histories(rows, variant)])
 
