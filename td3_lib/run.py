@@ -108,9 +108,11 @@ class RunState:
                           "(pass save_buffer=True / --save-buffer to keep it).", stacklevel=4)
 
     def save(self, ckpt_path: Path, with_buffer: bool) -> None:
-        """Write the checkpoint, then the history CSV beside it, each atomically."""
-        atomic_torch_save(self.state_dict(with_buffer), ckpt_path)
+        """Write the history CSV, then the checkpoint beside it, each atomically: a process killed
+        between the two leaves the previous checkpoint and a CSV at least as recent, never a
+        checkpoint without its CSV (the checkpoint holds the history too, so resuming loses nothing)."""
         atomic_write_text(history_csv(self.history), ckpt_path.parent / HISTORY_NAME)
+        atomic_torch_save(self.state_dict(with_buffer), ckpt_path)
 
 
 def load_run(path: Path, env_id: str) -> dict:
