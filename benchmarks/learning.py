@@ -186,7 +186,7 @@ def plot(result: dict, path: Path) -> None:
             ax.axhline(result["threshold"], color="gray", ls="--", lw=1, label=f"threshold {result['threshold']:g}")
         ax.set_ylabel(f"evaluation return (mean of {result['eval_episodes']} episodes)")
         ax.grid(alpha=0.3)
-        ax.legend()
+        ax.legend(loc="lower right", fontsize=8)
     fig.suptitle(f"TD3 on {result['env_id']}: td3_lib vs Stable-Baselines3 (mean ± std over seeds)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
