@@ -55,6 +55,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from td3_lib import make_env, preset, train  # noqa: E402
+from td3_lib.checkpoint import atomic_write_text  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -268,9 +269,7 @@ def _collect(result: dict, lib: str, seed: int, run: dict, out: Path) -> None:
     result["loadavg"].append(os.getloadavg())
     result["summary"] = {k: summary(v) for k, v in result["runs"].items() if v}
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=1))
-    tmp.replace(out)
+    atomic_write_text(json.dumps(result, indent=1), out)
 
 
 SETTINGS = ("env_id", "steps", "eval_freq", "eval_episodes", "threads", "threshold")
