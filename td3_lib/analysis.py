@@ -10,6 +10,7 @@ import torch
 from .agent import TD3
 from .envs import make_env
 from .rollout import Episode, evaluation_episodes
+from .targets import smooth_target_action
 
 
 def discounted_return(rewards, discount: float) -> float:
@@ -114,6 +115,28 @@ def roughness(agent: TD3, states, points: int = 51) -> float:
     return float(second.mean())
 
 
+def peak_height(agent: TD3, states, samples: int = 32, seed: int = 0) -> float:
+    """How far the critic's value at the actor's action stands above its value nearby (lesson 04).
+
+    mean over s of  Q1(s, mu(s)) - mean_k Q1(s, a_k),  a_k = clip(mu(s) + clip(eps_k, -c, c), low, high),
+    eps_k ~ N(0, sigma^2): the noise of target policy smoothing (``smooth_target_action`` with the
+    agent's ``policy_noise`` and ``noise_clip``), ``samples`` draws per state from a generator
+    seeded with ``seed``, so the same critic always gets the same number. A critic linear in the
+    action scores about 0; one with a narrow peak at mu(s), which the actor climbs and the
+    target then bootstraps from, scores high. Smoothing the target action is meant to shrink it.
+    """
+    s = torch.as_tensor(np.asarray(states, dtype=np.float32), device=agent.device)
+    cfg = agent.config
+    generator = torch.Generator(agent.device).manual_seed(seed)
+    with torch.no_grad():
+        mu = agent.actor(s)
+        at_mu = agent.critic.q1(s, mu).squeeze(-1)                                   # (n,)
+        nearby = smooth_target_action(mu.repeat(samples, 1), agent.low, agent.high, cfg.policy_noise,
+                                      cfg.noise_clip, generator=generator)           # (samples * n, dims)
+        around = agent.critic.q1(s.repeat(samples, 1), nearby).reshape(samples, len(s))
+    return float((at_mu - around.mean(dim=0)).mean())
+
+
 def critic_probe(agent: TD3, episodes: list[Episode], max_states: int = 64) -> dict:
     """What the history records about the critic at each evaluation, from the evaluation's episodes:
 
@@ -121,14 +144,15 @@ def critic_probe(agent: TD3, episodes: list[Episode], max_states: int = 64) -> d
     - ``q_start``: mean Q1(s_0, mu(s_0)) over the episodes' first states, which are the same
       at every evaluation (fixed reset seeds): how much it changes between evaluations is
       the jitter of the value estimate (lesson 05);
-    - ``q_roughness``: ``roughness`` on up to ``max_states`` of the episodes' states (lesson 04).
+    - ``q_roughness``: ``roughness`` on up to ``max_states`` of the episodes' states (lesson 04);
+    - ``q_peak``: ``peak_height`` on the same states (lesson 04).
     """
     bias = bias_on_episodes(agent, episodes)
     start, _ = critic_values(agent, [e.states[0] for e in episodes])
     states = np.concatenate([np.asarray(e.states, dtype=np.float32) for e in episodes])
     picked = states[np.linspace(0, len(states) - 1, min(max_states, len(states))).astype(int)]
     return {"q_estimate": bias.estimate, "q_true": bias.true_value, "q_start": float(start.mean()),
-            "q_roughness": roughness(agent, picked)}
+            "q_roughness": roughness(agent, picked), "q_peak": peak_height(agent, picked)}
 
 
 def value_jitter(history: list[dict], after_step: int = 0, column: str = "q_start") -> float:

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import ctypes.util
 import difflib
 import io
+import json
 import os
+import subprocess
 import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 
 COURSE_ENVS = ("Pendulum-v1", "MountainCarContinuous-v0", "LunarLanderContinuous-v3",
-               "BipedalWalker-v3", "AntBulletEnv-v0")
+               "BipedalWalker-v3", "Hopper-v5", "Walker2d-v5", "HalfCheetah-v5", "Ant-v5")
 BULLET_ENVS = ("AntBulletEnv-v0", "HalfCheetahBulletEnv-v0", "HopperBulletEnv-v0",
                "Walker2DBulletEnv-v0", "InvertedPendulumBulletEnv-v0",
                "InvertedDoublePendulumBulletEnv-v0", "ReacherBulletEnv-v0", "HumanoidBulletEnv-v0")
@@ -73,6 +77,60 @@ def headless_rendering(render_mode) -> None:
         os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
 
+MUJOCO_BACKENDS = ("egl", "osmesa")
+"""Headless OpenGL backends for MuJoCo's rgb_array frames, in the order they are tried."""
+MUJOCO_NO_BACKEND = ("MuJoCo cannot draw frames on this machine, which has no display: install EGL "
+                     "(apt-get install libegl1) or OSMesa (apt-get install libosmesa6), or set MUJOCO_GL "
+                     "to a backend that works here.")
+NVIDIA_EGL_VENDOR = Path("/usr/share/glvnd/egl_vendor.d/10_nvidia.json")
+
+
+def is_mujoco(env_id: str) -> bool:
+    """Whether a registered id is one of gymnasium's MuJoCo environments."""
+    entry = gym.spec(env_id).entry_point
+    return isinstance(entry, str) and entry.startswith("gymnasium.envs.mujoco")
+
+
+def backend_works(backend: str) -> bool:
+    """Whether MuJoCo can make an off-screen OpenGL context with ``backend``, tried in a child process:
+    the backend is fixed when mujoco is first imported, so a failed try must not touch this one."""
+    probe = "import mujoco; c = mujoco.GLContext(8, 8); c.make_current(); c.free()"
+    env = {**os.environ, "MUJOCO_GL": backend}
+    env.pop("PYOPENGL_PLATFORM", None)
+    try:
+        done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def add_nvidia_egl_vendor() -> None:
+    """On a GPU machine whose NVIDIA driver ships libEGL_nvidia but no EGL vendor file (Colab's GPU
+    runtimes), write the file, so that EGL renders on the GPU. Where it cannot be written, nothing."""
+    if NVIDIA_EGL_VENDOR.exists() or ctypes.util.find_library("EGL_nvidia") is None:
+        return
+    try:
+        NVIDIA_EGL_VENDOR.parent.mkdir(parents=True, exist_ok=True)
+        NVIDIA_EGL_VENDOR.write_text(json.dumps({"file_format_version": "1.0.0",
+                                                 "ICD": {"library_path": "libEGL_nvidia.so.0"}}) + "\n")
+    except OSError:
+        pass
+
+
+def headless_mujoco() -> None:
+    """Choose MuJoCo's rendering backend for a machine without a display, before mujoco is imported:
+    EGL, else OSMesa. A backend the user chose (MUJOCO_GL) is kept; with neither working, one line
+    says what to install. Without a display gymnasium's default (GLFW) cannot draw at all."""
+    if os.environ.get("MUJOCO_GL") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    add_nvidia_egl_vendor()
+    for backend in MUJOCO_BACKENDS:
+        if backend_works(backend):
+            os.environ["MUJOCO_GL"] = backend
+            return
+    raise RuntimeError(MUJOCO_NO_BACKEND)
+
+
 def _known_ids() -> list[str]:
     return sorted(set(gym.registry) | set(BULLET_ENVS))
 
@@ -111,6 +169,8 @@ def make_env(env_id: str, seed: int | None = None, render_mode: str | None = Non
     # first reset connects its physics client): both happen here, silenced.
     bullet = "Bullet" in env_id
     headless_rendering(render_mode)
+    if render_mode == "rgb_array" and is_mujoco(env_id):
+        headless_mujoco()
     quiet = _silence_c_output if bullet else contextlib.nullcontext
     with quiet():
         env = gym.make(env_id, render_mode=render_mode, **kwargs)

@@ -27,7 +27,7 @@ CHECKPOINT_NAME = "checkpoint.pt"
 HISTORY_NAME = "history.csv"
 BEST_NAME = "best_actor.pt"
 HISTORY_FIELDS = ("step", "episodes", "eval_mean", "eval_std", "train_return", "critic_loss",
-                  "q_estimate", "q_true", "q_start", "q_roughness", "wall_s")
+                  "q_estimate", "q_true", "q_start", "q_roughness", "q_peak", "wall_s")
 """One history row per evaluation; the q_* columns are ``analysis.critic_probe``'s (absent in older runs)."""
 
 

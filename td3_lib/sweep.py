@@ -518,7 +518,7 @@ def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = N
     out_dir = Path(out_dir)
     open_sweep_dir(out_dir, spec)
     runs = grid(spec)
-    todo = [r for r in runs if not (r.path(out_dir) / DONE_NAME).exists()]
+    todo = submission_order([r for r in runs if not (r.path(out_dir) / DONE_NAME).exists()], spec)
     ray_start_s = 0.0
     if todo:
         with ray_session(address) as ray_start_s:
@@ -529,6 +529,15 @@ def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = N
     result = summarize(out_dir, last_k)
     result.wall_s, result.ray_start_s = time.perf_counter() - started, ray_start_s
     return result
+
+
+def submission_order(runs: list[SweepRun], spec: dict) -> list[SweepRun]:
+    """Seed by seed: every variant's first seed, then every variant's second, ... (variants in the
+    order given). Runs start in this order, so a sweep stopped part-way leaves every variant with
+    as many seeds as the time allowed, and the variants named first get the extra one."""
+    variants = spec["variants"]
+    return sorted(runs, key=lambda r: (spec["seeds"].index(r.seed), variants.index(r.variant),
+                                       spec["envs"].index(r.env_id)))
 
 
 def grid(spec: dict) -> list[SweepRun]:

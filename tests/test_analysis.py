@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from td3_lib import TD3, TD3Config, train
-from td3_lib.analysis import bias_on_episodes, critic_probe, roughness
+from td3_lib.analysis import bias_on_episodes, critic_probe, peak_height, roughness
 from td3_lib.plots import over_seeds
 from td3_lib.results import histories
 from td3_lib.rollout import Episode
@@ -27,6 +27,9 @@ class Quadratic(torch.nn.Module):
         u = (action - self.mid) / self.h
         q = (self.c * u ** 2 + self.b * u).sum(-1, keepdim=True) + 0 * obs[:, :1]
         return q, q
+
+    def q1(self, obs, action):
+        return self(obs, action)[0]
 
 
 def agent_with(critic) -> TD3:
@@ -59,11 +62,45 @@ def test_roughness_of_a_kink():
     assert roughness(agent, np.zeros((3, 3), np.float32), points=points) == pytest.approx(want, rel=1e-5)
 
 
+def centred_actor(agent: TD3) -> TD3:
+    """mu(s) = the middle of the bounds for every s: the last layer's weights and bias at zero."""
+    with torch.no_grad():
+        agent.actor.net[-1].weight.zero_()
+        agent.actor.net[-1].bias.zero_()
+    return agent
+
+
+@pytest.mark.parametrize("c, b", [(0.0, 4.0), (-3.0, 0.0), (-3.0, 1.0), (2.0, 0.0)])
+def test_peak_height_against_the_formula(c, b):
+    """mu(s) = mid, so u = eps / h with eps the clipped smoothing noise (never past the bounds):
+    Q(mid) - mean_k Q(mid + eps_k) = -mean_k sum_j (c * u_kj^2 + b * u_kj), over the same draws."""
+    agent = centred_actor(agent_with(Quadratic(c, b)))
+    n, samples, seed = 5, 16, 3
+    states = np.random.default_rng(0).normal(size=(n, 3)).astype(np.float32)
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn((samples * n, 2), generator=g)
+    u = (z * agent.config.policy_noise).clamp(-agent.config.noise_clip, agent.config.noise_clip)
+    want = -(c * u ** 2 + b * u).sum(-1).mean()
+    assert peak_height(agent, states, samples=samples, seed=seed) == pytest.approx(float(want), rel=1e-5, abs=1e-6)
+
+
+def test_peak_height_sign_and_seed():
+    """A critic peaked at mu (c < 0) stands above its surroundings; a valley (c > 0) below; the same
+    seed gives the same number, another seed another."""
+    states = np.zeros((4, 3), np.float32)
+    peaked = centred_actor(agent_with(Quadratic(-1.0)))
+    assert peak_height(peaked, states) > 0.01
+    assert peak_height(centred_actor(agent_with(Quadratic(1.0))), states) < -0.01
+    assert peak_height(peaked, states, seed=1) == peak_height(peaked, states, seed=1)
+    assert peak_height(peaked, states, seed=1) != peak_height(peaked, states, seed=2)
+
+
 def test_probe_of_a_constant_critic():
     """Q = 7 everywhere; rewards 1, 2, 3, 4 then 1, 1: estimate, truth and start value are known by hand."""
     agent = agent_with(Quadratic(0.0))
     agent.critic = type("Seven", (torch.nn.Module,), {
-        "forward": lambda self, obs, action: (torch.full((len(obs), 1), 7.0),) * 2})()
+        "forward": lambda self, obs, action: (torch.full((len(obs), 1), 7.0),) * 2,
+        "q1": lambda self, obs, action: torch.full((len(obs), 1), 7.0)})()
     obs = [np.full(3, k, np.float32) for k in range(4)]
     episodes = [Episode(rewards=[1.0, 2.0, 3.0, 4.0], states=obs), Episode(rewards=[1.0, 1.0], states=obs[:2])]
     g = agent.config.discount
@@ -73,6 +110,7 @@ def test_probe_of_a_constant_critic():
     assert probe["q_true"] == pytest.approx(np.mean(first_halves))
     assert probe["q_start"] == pytest.approx(7.0)
     assert probe["q_roughness"] == pytest.approx(0.0)
+    assert probe["q_peak"] == pytest.approx(0.0)
     assert bias_on_episodes(agent, episodes).n_states == 3
 
 
@@ -83,7 +121,7 @@ def test_history_records_the_probe_and_old_histories_still_read(tmp_path):
     saved = read_history(tmp_path / "history.csv")
     assert list(saved[0]) == list(HISTORY_FIELDS)
     for row in result.history:
-        assert all(np.isfinite(row[k]) for k in ("q_estimate", "q_true", "q_start", "q_roughness"))
+        assert all(np.isfinite(row[k]) for k in ("q_estimate", "q_true", "q_start", "q_roughness", "q_peak"))
     assert np.isfinite(result.history[-1]["critic_loss"])  # the mean of the 100 losses since the last evaluation
     old = tmp_path / "old.csv"
     old.write_text("step,episodes,eval_mean,eval_std,train_return,critic_loss,wall_s\n100,0,-1.5,0.1,-2.0,,0.5\n")
