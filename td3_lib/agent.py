@@ -67,6 +67,11 @@ def _adam(params, lr: float) -> torch.optim.Adam:
         return torch.optim.Adam(params, lr=lr)
 
 
+def first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 class TD3:
     """Twin Delayed DDPG (Fujimoto, van Hoof and Meger, 2018)."""
 
@@ -210,29 +215,36 @@ class TD3:
         """Write a checkpoint atomically: a crash mid-save leaves any previous file intact."""
         atomic_torch_save(self.state_dict(actor_only=actor_only, env_id=env_id), path)
 
+    def load_state(self, state: dict, source="checkpoint") -> None:
+        """Load what ``state_dict`` saved (weights, optimizers, counters) into this agent."""
+        try:
+            self.actor.load_state_dict(state["actor"])
+            if state["actor_only"]:
+                self.actor_target.load_state_dict(state["actor"])
+                self.can_train = False
+            else:
+                self.actor_target.load_state_dict(state["actor_target"])
+                self.critic.load_state_dict(state["critic"])
+                self.critic_target.load_state_dict(state["critic_target"])
+                self.actor_optimizer.load_state_dict(state["actor_optimizer"])
+                self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+                self.generator.set_state(state["generator"].cpu())
+                self.total_it = int(state["total_it"])
+        except (KeyError, TypeError, RuntimeError, ValueError) as e:
+            raise CheckpointError(f"{source} does not match the network it describes: {first_line(e)}") from None
+        self.env_id = state.get("env_id")
+
     @classmethod
     def from_state_dict(cls, state: dict, device="cpu", source="checkpoint") -> "TD3":
+        """A new agent of this class, built from ``state_dict``'s shapes and config, then loaded."""
         if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
             raise CheckpointError(f"{source} is not a td3_lib agent checkpoint.")
         try:
             config = TD3Config.from_dict(state["config"])
             agent = cls(state["obs_dim"], state["action_low"], state["action_high"], config, device)
-            agent.actor.load_state_dict(state["actor"])
-            if state["actor_only"]:
-                agent.actor_target.load_state_dict(state["actor"])
-                agent.can_train = False
-            else:
-                agent.actor_target.load_state_dict(state["actor_target"])
-                agent.critic.load_state_dict(state["critic"])
-                agent.critic_target.load_state_dict(state["critic_target"])
-                agent.actor_optimizer.load_state_dict(state["actor_optimizer"])
-                agent.critic_optimizer.load_state_dict(state["critic_optimizer"])
-                agent.generator.set_state(state["generator"].cpu())
-                agent.total_it = int(state["total_it"])
         except (KeyError, TypeError, RuntimeError, ValueError) as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise CheckpointError(f"{source} does not match the network it describes: {first}") from None
-        agent.env_id = state.get("env_id")
+            raise CheckpointError(f"{source} does not match the network it describes: {first_line(e)}") from None
+        agent.load_state(state, source)
         return agent
 
     @classmethod

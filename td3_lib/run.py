@@ -67,10 +67,10 @@ class RunState:
     """The state of one training run, which a checkpoint saves and a resume restores."""
 
     def __init__(self, env_id: str, config: TD3Config, seed: int, device: torch.device,
-                 obs_dim: int, low, high):
+                 obs_dim: int, low, high, agent: type[TD3] = TD3):
         self.env_id, self.config, self.seed, self.device = env_id, config, seed, device
         torch.manual_seed(seed)
-        self.agent = TD3(obs_dim, low, high, config, device)
+        self.agent = agent(obs_dim, low, high, config, device)
         self.buffer = ReplayBuffer(obs_dim, len(low), buffer_capacity(config), device)
         self.rng = np.random.default_rng(seed)  # exploration noise and random actions
         self.sample_generator = torch.Generator(device).manual_seed(seed)  # minibatch indices
@@ -92,9 +92,8 @@ class RunState:
         }
 
     def load_state_dict(self, state: dict, source: str) -> None:
-        """Restore a saved run; the agent keeps this run's config (a raised ``total_steps``)."""
-        self.agent = TD3.from_state_dict({**state["agent"], "config": self.config.to_dict()},
-                                         self.device, source=source)
+        """Restore a saved run into this one; the agent keeps this run's config (a raised ``total_steps``)."""
+        self.agent.load_state(state["agent"], source=source)
         self.t, self.episode = int(state["t"]), int(state["episode"])
         self.history, self.wall_s = list(state["history"]), float(state["wall_s"])
         self.last_return = float(state["last_return"])

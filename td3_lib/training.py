@@ -48,7 +48,8 @@ class TrainResult:
 def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="auto",
           checkpoint_dir=None, progress: bool = True, resume: bool = False,
           save_buffer: bool = False, callback: Callable[[int, TD3], None] | None = None,
-          eval_env: gym.Env | None = None, total_steps: int | None = None) -> TrainResult:
+          eval_env: gym.Env | None = None, total_steps: int | None = None,
+          agent: type[TD3] = TD3) -> TrainResult:
     """Train TD3 on an environment (an id or a gymnasium env) and return the agent and its history.
 
     Random actions for ``start_timesteps``, then mu(s) plus Gaussian noise of
@@ -62,7 +63,10 @@ def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="
     as ``best_actor.pt`` (actor only), and ``resume=True`` continues from
     there to the saved budget. ``total_steps`` replaces the budget of the
     config (or of the resumed run). ``callback(step, agent)`` runs after each
-    evaluation.
+    evaluation. ``agent`` is the class trained: ``TD3``, or a subclass that
+    changes a step of the update (the pitfalls, the lessons' variants); it is
+    built once, with ``agent(obs_dim, low, high, config, device)``, and on
+    resume loaded from the checkpoint.
     """
     env, env_id = open_env(env_or_id)
     opened = [env] if isinstance(env_or_id, str) else []
@@ -71,7 +75,7 @@ def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="
             eval_env = make_env(env_id) if isinstance(env_or_id, str) else copy_env(env, env_id)
             opened.append(eval_env)
         run, ckpt_path = start_run(env, env_id, config, seed, resolve_device(device), checkpoint_dir,
-                                   resume, save_buffer, total_steps)
+                                   resume, save_buffer, total_steps, agent)
         run_loop(run, env, eval_env, ckpt_path, save_buffer, progress, callback)
     finally:
         for e in opened:
@@ -110,7 +114,8 @@ def copy_env(env: gym.Env, env_id: str) -> gym.Env:
 
 
 def start_run(env, env_id: str, config, seed: int, device, checkpoint_dir, resume: bool,
-              save_buffer: bool, total_steps: int | None = None) -> tuple[RunState, Path | None]:
+              save_buffer: bool, total_steps: int | None = None,
+              agent: type[TD3] = TD3) -> tuple[RunState, Path | None]:
     """A new run, or the one saved in ``checkpoint_dir`` when resuming; checks the directory first."""
     ckpt_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
     ckpt_path = ckpt_dir / CHECKPOINT_NAME if ckpt_dir is not None else None
@@ -131,7 +136,7 @@ def start_run(env, env_id: str, config, seed: int, device, checkpoint_dir, resum
     if total_steps is not None:
         config = dataclasses.replace(config, total_steps=total_steps)
     low, high = env.action_space.low, env.action_space.high
-    run = RunState(env_id, config, seed, device, env.observation_space.shape[0], low, high)
+    run = RunState(env_id, config, seed, device, env.observation_space.shape[0], low, high, agent)
     if saved is not None:
         run.load_state_dict(saved, str(ckpt_path))
     if ckpt_dir is not None:
