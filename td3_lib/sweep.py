@@ -653,12 +653,12 @@ def format_cell(row: dict, best: float | None, n_seeds: int) -> str:
 
 def plot_curves(result: SweepResult, env_id: str, path: Path) -> None:
     """One figure for one environment: per variant, the mean evaluation return over seeds and a
-    band of +-1 std over seeds, at the evaluation steps every finished seed has."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    band of +-1 std over seeds, at the evaluation steps every finished seed has. Drawn on a bare
+    ``Figure``, never through pyplot, so a notebook's backend and figures are left as they were."""
+    from matplotlib.figure import Figure
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.subplots()
     for variant in result.spec["variants"]:
         runs = [r for r in result.finished if r.env_id == env_id and r.variant == variant]
         if runs:
@@ -669,7 +669,6 @@ def plot_curves(result: SweepResult, env_id: str, path: Path) -> None:
         ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def summarize(out_dir, last_k: int = LAST_K) -> SweepResult:
