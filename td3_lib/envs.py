@@ -82,6 +82,9 @@ MUJOCO_BACKENDS = ("egl", "osmesa")
 MUJOCO_NO_BACKEND = ("MuJoCo cannot draw frames on this machine, which has no display: install EGL "
                      "(apt-get install libegl1) or OSMesa (apt-get install libosmesa6), or set MUJOCO_GL "
                      "to a backend that works here.")
+MUJOCO_IMPORTED_FIRST = ("mujoco was imported before a headless rendering backend was chosen, so it "
+                         "cannot draw frames on this machine without a display: set MUJOCO_GL=egl before "
+                         "importing mujoco, or restart and make the environment with make_env first.")
 NVIDIA_EGL_VENDOR = Path("/usr/share/glvnd/egl_vendor.d/10_nvidia.json")
 
 
@@ -117,18 +120,24 @@ def add_nvidia_egl_vendor() -> None:
         pass
 
 
-def headless_mujoco() -> None:
-    """Choose MuJoCo's rendering backend for a machine without a display, before mujoco is imported:
-    EGL, else OSMesa. A backend the user chose (MUJOCO_GL) is kept; with neither working, one line
-    says what to install. Without a display gymnasium's default (GLFW) cannot draw at all."""
+def headless_mujoco(render_mode) -> None:
+    """Choose MuJoCo's rendering backend on a machine without a display, before mujoco is imported
+    (mujoco fixes its backend on import, so this runs for every MuJoCo env, rendered or not): EGL,
+    else OSMesa. A backend the user chose (MUJOCO_GL) is kept. Where none works, rendering gets one
+    line saying what to install; training, which draws nothing, goes on."""
     if os.environ.get("MUJOCO_GL") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    if "mujoco" in sys.modules:  # imported before any MuJoCo env was made here: too late to choose
+        if render_mode == "rgb_array":
+            raise RuntimeError(MUJOCO_IMPORTED_FIRST)
         return
     add_nvidia_egl_vendor()
     for backend in MUJOCO_BACKENDS:
         if backend_works(backend):
             os.environ["MUJOCO_GL"] = backend
             return
-    raise RuntimeError(MUJOCO_NO_BACKEND)
+    if render_mode == "rgb_array":
+        raise RuntimeError(MUJOCO_NO_BACKEND)
 
 
 def _known_ids() -> list[str]:
@@ -169,8 +178,8 @@ def make_env(env_id: str, seed: int | None = None, render_mode: str | None = Non
     # first reset connects its physics client): both happen here, silenced.
     bullet = "Bullet" in env_id
     headless_rendering(render_mode)
-    if render_mode == "rgb_array" and is_mujoco(env_id):
-        headless_mujoco()
+    if is_mujoco(env_id):
+        headless_mujoco(render_mode)
     quiet = _silence_c_output if bullet else contextlib.nullcontext
     with quiet():
         env = gym.make(env_id, render_mode=render_mode, **kwargs)

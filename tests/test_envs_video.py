@@ -1,4 +1,6 @@
+import json
 import os
+import sys
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -125,3 +127,80 @@ def test_bullet_id_without_pybullet_says_how_to_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == ("PyBullet's environments need the bullet extra: pip install 'td3_lib[bullet]' "
                            "(on Python 3.12 and later pip builds PyBullet from source, several minutes).")
+
+
+def test_hopper_renders_headless_with_no_backend_chosen_by_the_user():
+    """A fresh process, no display and no MUJOCO_GL: make_env picks a backend that draws a real frame."""
+    import subprocess
+    import sys
+    code = ("import os\nfrom td3_lib import make_env\n"
+            "env = make_env('Hopper-v5', seed=0, render_mode='rgb_array')\n"
+            "frame = env.render()\n"
+            "print(os.environ['MUJOCO_GL'], frame.shape, int(frame.std() > 5))\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MUJOCO_GL", "PYOPENGL_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    backend, shape = done.stdout.split(" ", 1)
+    assert backend in ("egl", "osmesa")
+    assert shape.strip() == "(480, 480, 3) 1"  # 480 x 480 RGB, not a blank image
+
+
+@pytest.fixture
+def no_backend_chosen(monkeypatch, tmp_path):
+    """No display, no MUJOCO_GL, mujoco not yet imported, the NVIDIA vendor file in a temporary folder;
+    MUJOCO_GL as it was afterwards (a wrong one would break every later import of mujoco here)."""
+    from td3_lib import envs
+    saved = os.environ.get("MUJOCO_GL")
+    for var in ("MUJOCO_GL", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delitem(sys.modules, "mujoco", raising=False)
+    monkeypatch.setattr(envs, "NVIDIA_EGL_VENDOR", tmp_path / "egl_vendor.d" / "10_nvidia.json")
+    monkeypatch.setattr(envs.ctypes.util, "find_library", lambda name: None)
+    yield envs
+    os.environ.pop("MUJOCO_GL", None)
+    if saved is not None:
+        os.environ["MUJOCO_GL"] = saved
+
+
+def test_mujoco_backend_choice(no_backend_chosen, monkeypatch):
+    """EGL first, OSMesa second; chosen once; the user's MUJOCO_GL is kept."""
+    envs, tried = no_backend_chosen, []
+    monkeypatch.setattr(envs, "backend_works", lambda b: tried.append(b) or b == "osmesa")
+    envs.headless_mujoco("rgb_array")
+    assert tried == ["egl", "osmesa"] and os.environ["MUJOCO_GL"] == "osmesa"
+    assert not envs.NVIDIA_EGL_VENDOR.exists()
+    envs.headless_mujoco(None)  # chosen already: nothing tried again
+    assert tried == ["egl", "osmesa"]
+
+
+def test_mujoco_without_a_backend(no_backend_chosen, monkeypatch):
+    """Rendering gets one line naming what to install; training without frames goes on."""
+    envs = no_backend_chosen
+    monkeypatch.setattr(envs, "backend_works", lambda b: False)
+    envs.headless_mujoco(None)
+    assert "MUJOCO_GL" not in os.environ
+    with pytest.raises(RuntimeError) as e:
+        envs.headless_mujoco("rgb_array")
+    assert str(e.value) == envs.MUJOCO_NO_BACKEND and "\n" not in str(e.value)
+    monkeypatch.setitem(sys.modules, "mujoco", object())  # imported before make_env could choose
+    with pytest.raises(RuntimeError, match="mujoco was imported before a headless rendering backend"):
+        envs.headless_mujoco("rgb_array")
+
+
+def test_nvidia_egl_vendor_file_where_the_driver_has_none(no_backend_chosen, monkeypatch):
+    envs = no_backend_chosen
+    monkeypatch.setattr(envs.ctypes.util, "find_library", lambda name: "libEGL_nvidia.so.0")
+    monkeypatch.setattr(envs, "backend_works", lambda b: b == "egl")
+    envs.headless_mujoco("rgb_array")
+    assert json.loads(envs.NVIDIA_EGL_VENDOR.read_text())["ICD"]["library_path"] == "libEGL_nvidia.so.0"
+    assert os.environ["MUJOCO_GL"] == "egl"
+
+
+def test_mujoco_presets_are_the_authors_settings():
+    from td3_lib import TD3Config, preset
+    for env_id in ("Hopper-v5", "Walker2d-v5", "HalfCheetah-v5", "Ant-v5"):
+        assert preset(env_id) == TD3Config(total_steps=1_000_000)
+        env = make_env(env_id, seed=0)
+        assert env.action_space.shape[0] in (3, 6, 8)
+        env.close()
