@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -140,6 +141,19 @@ def headless_mujoco(render_mode) -> None:
         raise RuntimeError(MUJOCO_NO_BACKEND)
 
 
+def mujoco_warning(message: str) -> None:
+    """MuJoCo's warnings as Python warnings (deprecations as DeprecationWarning), instead of a
+    MUJOCO_LOG.TXT file that MuJoCo would otherwise write into the working directory."""
+    category = DeprecationWarning if "deprecated" in message else RuntimeWarning
+    warnings.warn(f"MuJoCo: {message.strip()}", category, stacklevel=2)
+
+
+def route_mujoco_warnings() -> None:
+    import mujoco
+
+    mujoco.set_mju_user_warning(mujoco_warning)
+
+
 def _known_ids() -> list[str]:
     return sorted(set(gym.registry) | set(BULLET_ENVS))
 
@@ -180,6 +194,7 @@ def make_env(env_id: str, seed: int | None = None, render_mode: str | None = Non
     headless_rendering(render_mode)
     if is_mujoco(env_id):
         headless_mujoco(render_mode)
+        route_mujoco_warnings()
     quiet = _silence_c_output if bullet else contextlib.nullcontext
     with quiet():
         env = gym.make(env_id, render_mode=render_mode, **kwargs)

@@ -197,6 +197,15 @@ def test_nvidia_egl_vendor_file_where_the_driver_has_none(no_backend_chosen, mon
     assert os.environ["MUJOCO_GL"] == "egl"
 
 
+def test_mujoco_warnings_are_python_warnings_not_a_log_file(tmp_path, monkeypatch):
+    """HalfCheetah-v5's model uses an attribute mujoco 4 deprecates: a DeprecationWarning, and no
+    MUJOCO_LOG.TXT left in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(DeprecationWarning, match="MuJoCo: compiler attribute 'settotalmass' is deprecated"):
+        make_env("HalfCheetah-v5", seed=0).close()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_mujoco_presets_are_the_authors_settings():
     from td3_lib import TD3Config, preset
     for env_id in ("Hopper-v5", "Walker2d-v5", "HalfCheetah-v5", "Ant-v5"):
