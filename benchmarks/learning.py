@@ -46,16 +46,14 @@ import dataclasses
 import json
 import multiprocessing
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from td3_lib import make_env, preset, train  # noqa: E402
-from td3_lib.checkpoint import atomic_write_text  # noqa: E402
+from td3_lib import make_env, preset, rollout, train
+from td3_lib.checkpoint import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -78,16 +76,9 @@ LABELS = {name: label for name, (_, label) in TD3LIB_VARIANTS.items()} | {"sb3":
 
 
 def evaluate_policy(policy, env, episodes: int, seed: int) -> float:
-    """Mean return of ``episodes`` episodes of ``policy(obs) -> action``; episode i reset with seed + i."""
-    total = 0.0
-    for i in range(episodes):
-        obs, _ = env.reset(seed=seed + i)
-        done = False
-        while not done:
-            obs, reward, terminated, truncated, _ = env.step(policy(obs))
-            total += float(reward)
-            done = terminated or truncated
-    return total / episodes
+    """Mean return of ``episodes`` episodes of ``policy(obs) -> action`` (td3_lib's one episode
+    loop, for every contender); episode i reset with seed + i."""
+    return float(np.mean([rollout(env, policy, seed + i).total for i in range(episodes)]))
 
 
 class Curve:

@@ -22,15 +22,13 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from td3_lib import sweep, train  # noqa: E402
-from td3_lib.sweep import DONE_NAME, grid, max_rss_mb, parse_seeds, sweep_spec, variant_config  # noqa: E402
+from td3_lib import sweep, train
+from td3_lib.sweep import DONE_NAME, grid, max_rss_mb, parse_seeds, sweep_spec, variant_config
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -78,8 +78,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from td3_lib import TD3, ReplayBuffer, TD3Config  # noqa: E402
+from td3_lib import TD3, ReplayBuffer, TD3Config
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -7,7 +7,8 @@
 #
 # Needs python3.13 (set PYTHON=...). torch 2.11 from PyPI is the CUDA build (several GB;
 # it runs on a CPU too), so this is not part of CI. Prints what the install changed
-# among Colab's packages: it must change none of them.
+# among Colab's packages, and fails if it changed any (MuJoCo and gymnasium's mujoco extra
+# must install beside Colab's gymnasium, numpy and torch, not over them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${PYTHON:-}" ]; then  # the first python3.13 that runs (a pyenv shim may not)
@@ -36,8 +37,14 @@ t0=$(date +%s)
 "$VENV/bin/python" -m pip install dist/td3_lib-*.whl 2>&1 | tail -n 3
 echo "td3_lib installed in $(( $(date +%s) - t0 )) s"
 "$VENV/bin/python" -m pip freeze | sort > "$VENV/after.txt"
-echo "Changed among the preinstalled packages (should be none):"
-comm -23 "$VENV/before.txt" "$VENV/after.txt" | grep -v '^td3' || echo "  none"
+echo "Changed among the preinstalled packages (must be none):"
+changed=$(comm -23 "$VENV/before.txt" "$VENV/after.txt" | grep -v '^td3' || true)
+if [ -n "$changed" ]; then
+  echo "$changed" | sed 's/^/  /'
+  echo "replica.sh: installing the course changed Colab's own packages" >&2
+  exit 1
+fi
+echo "  none"
 echo "Added:"
 comm -13 "$VENV/before.txt" "$VENV/after.txt" | sed 's/^/  /'
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import warnings
 from pathlib import Path
@@ -57,6 +58,8 @@ def add_train_parser(sub) -> None:
     t.add_argument("--env", required=True, help="environment id, e.g. Pendulum-v1, BipedalWalker-v3")
     t.add_argument("--steps", type=_positive_int,
                    help="environment steps in all (default: the preset's; with --resume, the saved run's)")
+    t.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="override a TD3Config field, e.g. --set hidden_sizes=64,64 --set actor_lr=1e-3")
     t.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed (default 0)")
     t.add_argument("--device", default="auto", help="auto (GPU if there is one), cpu, cuda or cuda:N")
     t.add_argument("--out", type=Path, help="run directory (default runs/ENV-seedS)")
@@ -112,16 +115,26 @@ def add_sweep_parser(sub) -> None:
     s.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def train_config(args, out: Path):
+    """The preset (or, with --resume, the saved run's config), then --set and --steps."""
+    from .config import parse_set, preset
+    from .run import saved_config
+
+    config = (saved_config(out) if args.resume else None) or preset(args.env)
+    overrides = parse_set(args.set)
+    if args.steps is not None:
+        overrides["total_steps"] = args.steps
+    return dataclasses.replace(config, **overrides)
+
+
 def cmd_train(args) -> None:
-    from .config import preset
+    from .analysis import critic_probe
     from .training import train
 
-    # A resumed run keeps its saved config and budget; --steps alone may change the budget.
-    cfg = None if args.resume else preset(args.env)
     out = args.out or Path("runs") / f"{args.env}-seed{args.seed}"
-    result = train(args.env, cfg, seed=args.seed, device=args.device, checkpoint_dir=out,
+    result = train(args.env, train_config(args, out), seed=args.seed, device=args.device, checkpoint_dir=out,
                    progress=not args.quiet, resume=args.resume, save_buffer=args.save_buffer,
-                   total_steps=args.steps)
+                   probes=(critic_probe,))
     plot_history(result.history, out / "curve.png", f"TD3 on {args.env}, seed {args.seed}")
     last = result.history[-1]
     print(f"{args.env}: {result.steps} steps in {result.wall_s:.0f} s; final evaluation "
@@ -158,6 +171,7 @@ def cmd_evaluate(args) -> None:
 
 
 def cmd_sweep(args) -> None:
+    from .analysis import critic_probe
     from .sweep import parse_overrides, parse_seeds, sweep
 
     try:
@@ -165,7 +179,7 @@ def cmd_sweep(args) -> None:
         result = sweep(args.env, variants, parse_seeds(args.seeds), out_dir=args.out,
                        steps=args.steps, overrides=parse_overrides(args.set), address=args.address,
                        device=args.device, gpus_per_run=args.gpus_per_run, last_k=args.last_k,
-                       progress=not args.quiet)
+                       progress=not args.quiet, probes=(critic_probe,))
     except ImportError as e:  # Ray is an extra
         print(f"python -m td3_lib sweep: error: {e}", file=sys.stderr)
         sys.exit(2)

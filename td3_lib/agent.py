@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import numpy as np
 import torch
@@ -11,6 +12,7 @@ import torch.nn.functional as F
 from .buffer import Batch
 from .checkpoint import CheckpointError, atomic_torch_save, check_env_id, safe_load
 from .config import TD3Config
+from .cuda_graph import check_device as check_graph_device, graphed_steps
 from .networks import Actor, TwinCritic
 from .targets import bellman_target, clipped_double_q, half_range, smooth_target_action
 
@@ -54,17 +56,27 @@ def soft_update(source, target, tau: float) -> None:
         torch._foreach_lerp_(params(target), params(source), tau)
 
 
-def _adam(params, lr: float) -> torch.optim.Adam:
+def _adam(params, lr: float, capturable: bool = False) -> torch.optim.Adam:
     """Adam with its fused kernel: one call updates every tensor (CPU and CUDA).
 
     The fused kernel computes the same update as the per-tensor loop, in a
     fraction of the time on small networks, where the loop's overhead dominates.
+    ``capturable=True`` lets a CUDA graph capture its step (cuda_graph.py).
     """
     params = list(params)
     try:
-        return torch.optim.Adam(params, lr=lr, fused=True)
+        return torch.optim.Adam(params, lr=lr, fused=True, capturable=capturable)
     except RuntimeError:  # torch < 2.4 has no fused Adam for CPU tensors
-        return torch.optim.Adam(params, lr=lr)
+        return torch.optim.Adam(params, lr=lr, capturable=capturable)
+
+
+def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict) -> None:
+    """Load a saved optimizer state, keeping how this optimizer runs (fused, capturable):
+    a checkpoint written without CUDA graphs loads into an agent that uses them, and back."""
+    flags = [{k: group[k] for k in ("fused", "capturable") if k in group} for group in optimizer.param_groups]
+    optimizer.load_state_dict(state)
+    for group, kept in zip(optimizer.param_groups, flags):
+        group.update(kept)
 
 
 def first_line(error: Exception) -> str:
@@ -79,6 +91,7 @@ class TD3:
                  device="cpu"):
         self.config = config = config or TD3Config()
         self.device = resolve_device(device)
+        check_graph_device(config.cuda_graph, self.device)
         self.obs_dim = int(obs_dim)
         self.action_low = np.asarray(action_low, dtype=np.float32).reshape(-1)
         self.action_high = np.asarray(action_high, dtype=np.float32).reshape(-1)
@@ -95,10 +108,10 @@ class TD3:
 
         self.actor = Actor(obs_dim, self.action_low, self.action_high, config.hidden_sizes).to(self.device)
         self.actor_target = copy.deepcopy(self.actor)
-        self.actor_optimizer = _adam(self.actor.parameters(), config.actor_lr)
+        self.actor_optimizer = _adam(self.actor.parameters(), config.actor_lr, config.cuda_graph)
         self.critic = TwinCritic(obs_dim, self.action_dim, config.hidden_sizes).to(self.device)
         self.critic_target = copy.deepcopy(self.critic)
-        self.critic_optimizer = _adam(self.critic.parameters(), config.critic_lr)
+        self.critic_optimizer = _adam(self.critic.parameters(), config.critic_lr, config.cuda_graph)
         for p in (*self.actor_target.parameters(), *self.critic_target.parameters()):
             p.requires_grad_(False)
         # Target-smoothing noise has its own generator, seeded from the global
@@ -107,6 +120,13 @@ class TD3:
         self.generator.manual_seed(int(torch.randint(0, 2**62, (1,)).item()))
         self.total_it = 0
         self.can_train = True
+        self.use_cuda_graphs()
+
+    def use_cuda_graphs(self) -> None:
+        """With ``config.cuda_graph``: the critic and actor steps below run as CUDA graphs of
+        themselves (cuda_graph.py), captured anew after a load; ``update`` is the same either way."""
+        if self.config.cuda_graph:
+            self.critic_step, self.actor_step = graphed_steps(self)
 
     # ------------------------------------------------------------------ acting
     def act(self, obs, noise: float = 0.0, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -226,13 +246,14 @@ class TD3:
                 self.actor_target.load_state_dict(state["actor_target"])
                 self.critic.load_state_dict(state["critic"])
                 self.critic_target.load_state_dict(state["critic_target"])
-                self.actor_optimizer.load_state_dict(state["actor_optimizer"])
-                self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+                load_optimizer_state(self.actor_optimizer, state["actor_optimizer"])
+                load_optimizer_state(self.critic_optimizer, state["critic_optimizer"])
                 self.generator.set_state(state["generator"].cpu())
                 self.total_it = int(state["total_it"])
         except (KeyError, TypeError, RuntimeError, ValueError) as e:
             raise CheckpointError(f"{source} does not match the network it describes: {first_line(e)}") from None
         self.env_id = state.get("env_id")
+        self.use_cuda_graphs()  # graphs captured before hold the optimizers' replaced state tensors
 
     @classmethod
     def from_state_dict(cls, state: dict, device="cpu", source="checkpoint") -> "TD3":
@@ -241,6 +262,9 @@ class TD3:
             raise CheckpointError(f"{source} is not a td3_lib agent checkpoint.")
         try:
             config = TD3Config.from_dict(state["config"])
+            if config.cuda_graph and resolve_device(device).type != "cuda":
+                # the graphs are how a GPU runs the update, not what it computes
+                config = dataclasses.replace(config, cuda_graph=False)
             agent = cls(state["obs_dim"], state["action_low"], state["action_high"], config, device)
         except (KeyError, TypeError, RuntimeError, ValueError) as e:
             raise CheckpointError(f"{source} does not match the network it describes: {first_line(e)}") from None

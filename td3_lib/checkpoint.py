@@ -11,6 +11,11 @@ from pathlib import Path
 import torch
 
 
+after_temp_written = None
+"""Fault injection for tests: a function called with ``path`` once its temporary file is complete
+and before it replaces ``path`` (a test's process can end itself there, at an exact moment)."""
+
+
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used: corrupt, foreign, unsafe or mismatched."""
 
@@ -29,6 +34,8 @@ def atomic_write(path, write) -> None:
             write(f)
             f.flush()
             os.fsync(f.fileno())
+        if after_temp_written is not None:
+            after_temp_written(path)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual mode
         os.replace(tmp, path)
     except BaseException:
@@ -50,7 +57,7 @@ def atomic_write_text(text: str, path) -> None:
     atomic_write(path, lambda f: f.write(text.encode()))
 
 
-def safe_load(path) -> dict:
+def safe_load(path, mmap: bool = False) -> dict:
     """``torch.load(path, weights_only=True)`` onto the CPU, with one clear error for each way it can fail.
 
     weights_only=True unpickles tensors and plain values only, so a file
@@ -58,13 +65,14 @@ def safe_load(path) -> dict:
     Everything arrives on the CPU, wherever it was saved: the loader then
     moves what belongs on the training device (weights, optimizer moments,
     the replay buffer), while random-number-generator states stay CPU byte
-    tensors, the only form ``torch.Generator.set_state`` accepts, on CUDA too.
+    tensors, the only form ``torch.Generator.set_state`` accepts, on CUDA too. ``mmap=True``
+    maps the file instead of reading it (a look at a few fields of a large checkpoint).
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No checkpoint file at {path}.")
     try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
+        obj = torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except pickle.UnpicklingError as e:
         if "GLOBAL" in str(e).upper():  # a reference to a Python callable or class
             raise CheckpointError(

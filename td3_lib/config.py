@@ -53,6 +53,8 @@ class TD3Config:
     """Update actor and targets every policy_freq critic updates (False: every update)."""
     bf16: bool = False
     """Run the networks' forward and backward passes under bfloat16 autocast (weights stay float32)."""
+    cuda_graph: bool = False
+    """Replay the update's critic and actor steps as captured CUDA graphs (CUDA only; off until measured faster)."""
 
     def __post_init__(self):
         object.__setattr__(self, "hidden_sizes", tuple(self.hidden_sizes))
@@ -86,6 +88,42 @@ class TD3Config:
         if unknown:
             raise ValueError(f"Unknown TD3Config fields {unknown}; allowed: {sorted(known)}.")
         return cls(**d)
+
+
+def parse_field(name: str, text: str):
+    """A ``--set`` value as the type of the TD3Config field ``name`` (tuples as ``64,64``)."""
+    fields = {f.name: f.default for f in dataclasses.fields(TD3Config)}
+    if name not in fields:
+        raise ValueError(f"Unknown TD3Config field {name!r}; allowed: {', '.join(fields)}.")
+    default = fields[name]
+    kind = {bool: "true or false", tuple: "a list of integers, e.g. 64,64",
+            int: "an integer", float: "a number"}[type(default)]
+    try:
+        if isinstance(default, bool):
+            return {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}[
+                text.lower()]
+        if isinstance(default, tuple):
+            return tuple(int(x) for x in text.split(","))
+        if isinstance(default, int):
+            value = float(text)  # 25000, 25_000 and 2.5e4 alike
+            if value != int(value):
+                raise ValueError
+            return int(value)
+        return float(text)
+    except (ValueError, KeyError, OverflowError):
+        raise ValueError(f"--set {name}={text}: {text!r} is not {kind}.") from None
+
+
+def parse_set(texts) -> dict:
+    """``["hidden_sizes=64,64", "actor_lr=1e-3"]`` -> ``{"hidden_sizes": (64, 64), "actor_lr": 0.001}``:
+    the one parser of ``--set FIELD=VALUE``, for ``train`` and ``sweep`` alike."""
+    overrides = {}
+    for text in texts:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--set {text!r} must be FIELD=VALUE, e.g. hidden_sizes=64,64.")
+        overrides[name.strip()] = parse_field(name.strip(), value.strip())
+    return overrides
 
 
 def _check(ok: bool, name: str, value, allowed: str) -> None:

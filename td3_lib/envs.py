@@ -211,5 +211,18 @@ def make_env(env_id: str, seed: int | None = None, render_mode: str | None = Non
     return env
 
 
+@contextlib.contextmanager
+def opened_env(env_or_id, **kwargs):
+    """The environment to use: ``env_or_id`` itself (left open), or one made from an id and closed after."""
+    if not isinstance(env_or_id, str):
+        yield env_or_id
+        return
+    env = make_env(env_or_id, **kwargs)
+    try:
+        yield env
+    finally:
+        env.close()
+
+
 def env_id_of(env: gym.Env) -> str:
     return env.spec.id if env.spec is not None else type(env.unwrapped).__name__

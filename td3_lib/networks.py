@@ -48,15 +48,15 @@ class TwinCritic(nn.Module):
     would be, independently.
     """
 
-    def __init__(self, obs_dim: int, action_dim: int, hidden_sizes=(256, 256), n_critics: int = 2):
+    def __init__(self, obs_dim: int, action_dim: int, hidden_sizes=(256, 256)):
         super().__init__()
         sizes = [obs_dim + action_dim, *hidden_sizes, 1]
         self.weights = nn.ParameterList()
         self.biases = nn.ParameterList()
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
             bound = 1.0 / math.sqrt(fan_in)  # nn.Linear's default init
-            self.weights.append(nn.Parameter(torch.empty(n_critics, fan_in, fan_out).uniform_(-bound, bound)))
-            self.biases.append(nn.Parameter(torch.empty(n_critics, 1, fan_out).uniform_(-bound, bound)))
+            self.weights.append(nn.Parameter(torch.empty(2, fan_in, fan_out).uniform_(-bound, bound)))
+            self.biases.append(nn.Parameter(torch.empty(2, 1, fan_out).uniform_(-bound, bound)))
 
     def forward(self, obs: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
         """(Q1(s, a), Q2(s, a)), each of shape (batch, 1)."""

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .results import value_of
 
 
 def plot_history(history: list[dict], path: Path, title: str) -> None:
@@ -29,6 +28,11 @@ def plot_history(history: list[dict], path: Path, title: str) -> None:
     fig.savefig(path, dpi=100)
 
 
+def value_of(row: dict, column) -> float:
+    """``row[column]``, or ``column(row)`` when it is a function (e.g. the bias, estimate - truth)."""
+    return float(column(row)) if callable(column) else float(row[column])
+
+
 def over_seeds(histories: list[list[dict]], column="eval_mean") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per evaluation step that every history has: the mean and the std (ddof 1) over seeds."""
     steps = sorted(set.intersection(*[{h["step"] for h in history} for history in histories]))
@@ -42,3 +46,24 @@ def seed_band(ax, histories: list[list[dict]], column="eval_mean", label: str = 
     steps, mean, std = over_seeds(histories, column)
     line, = ax.plot(steps, mean, label=f"{label} (n={len(histories)})", **style)
     ax.fill_between(steps, mean - std, mean + std, alpha=0.2, color=line.get_color())
+
+
+def plot_curves(runs, variants, env_id: str, path: Path) -> None:
+    """A sweep's figure for one environment: per variant, the mean evaluation return over the
+    finished ``runs`` (each with ``variant`` and ``history``) and a band of +-1 std over seeds, at
+    the evaluation steps every seed has. Drawn on a bare
+    ``Figure``, never through pyplot, so a notebook's backend and figures are left as they were."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.subplots()
+    for variant in variants:
+        histories = [r.history for r in runs if r.variant == variant]
+        if histories:
+            seed_band(ax, histories, "eval_mean", label=variant)
+    ax.set(xlabel="environment steps", ylabel="evaluation return (episode return)",
+           title=f"{env_id}: mean over seeds, band ±1 std over seeds")
+    if ax.lines:
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)

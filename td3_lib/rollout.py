@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from .envs import make_env
+from .envs import opened_env
 
 
 @dataclass
@@ -20,7 +20,6 @@ class Episode:
 
     rewards: list[float] = field(default_factory=list)
     states: list[np.ndarray] = field(default_factory=list)  # filled only with keep_states=True
-    terminated: bool = False  # ended in a terminal state (not by a time limit)
 
     @property
     def total(self) -> float:
@@ -41,7 +40,6 @@ def rollout(env, policy: Callable[[np.ndarray], np.ndarray], seed: int | None = 
             episode.states.append(obs)
         obs, reward, terminated, truncated, _ = env.step(policy(obs))
         episode.rewards.append(float(reward))
-        episode.terminated = bool(terminated)
         done = terminated or truncated
     return episode
 
@@ -61,9 +59,5 @@ def evaluate(agent, env_or_id, episodes: int = 10, seed: int | None = None) -> n
     ``env_or_id`` is an environment (used as it is, wrappers included, and
     left open) or an id (made here and closed).
     """
-    env = make_env(env_or_id) if isinstance(env_or_id, str) else env_or_id
-    try:
+    with opened_env(env_or_id) as env:
         return np.array([e.total for e in evaluation_episodes(agent, env, episodes, seed)])
-    finally:
-        if isinstance(env_or_id, str):
-            env.close()

@@ -26,15 +26,22 @@ RUN_FORMAT = "td3_lib.run/1"
 CHECKPOINT_NAME = "checkpoint.pt"
 HISTORY_NAME = "history.csv"
 BEST_NAME = "best_actor.pt"
-HISTORY_FIELDS = ("step", "episodes", "eval_mean", "eval_std", "train_return", "critic_loss",
-                  "q_estimate", "q_true", "q_start", "q_roughness", "q_peak", "wall_s")
-"""One history row per evaluation; the q_* columns are ``analysis.critic_probe``'s (absent in older runs)."""
+BASE_FIELDS = ("step", "episodes", "eval_mean", "eval_std", "train_return", "critic_loss")
+"""The columns every history row has; each probe passed to ``train`` adds its own, and ``wall_s`` comes last."""
+
+
+def history_fields(history: list[dict]) -> list[str]:
+    """The CSV columns of a history: the base ones, each probe's in the order they first appear, wall_s."""
+    fields = list(BASE_FIELDS)
+    for row in history:
+        fields += [k for k in row if k not in fields and k != "wall_s"]
+    return fields + ["wall_s"]
 
 
 def history_csv(history: list[dict]) -> str:
     """The history as CSV text, one row per evaluation."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=HISTORY_FIELDS, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=history_fields(history), lineterminator="\n")
     writer.writeheader()
     writer.writerows(history)
     return out.getvalue()
@@ -64,7 +71,10 @@ def buffer_capacity(config: TD3Config) -> int:
 
 
 class RunState:
-    """The state of one training run, which a checkpoint saves and a resume restores."""
+    """The state of one training run, which a checkpoint saves and a resume restores.
+
+    ``checkpoint_path`` (None: the run is not saved) and ``save_buffer`` say where and how it is
+    saved; they are not part of the saved state."""
 
     def __init__(self, env_id: str, config: TD3Config, seed: int, device: torch.device,
                  obs_dim: int, low, high, agent: type[TD3] = TD3):
@@ -74,17 +84,19 @@ class RunState:
         self.buffer = ReplayBuffer(obs_dim, len(low), buffer_capacity(config), device)
         self.rng = np.random.default_rng(seed)  # exploration noise and random actions
         self.sample_generator = torch.Generator(device).manual_seed(seed)  # minibatch indices
-        self.t = 0
+        self.step = 0  # environment steps taken (t in the paper's Algorithm 1)
         self.episode = 0
         self.history: list[dict] = []
         self.wall_s = 0.0
         self.last_return = float("nan")
+        self.checkpoint_path: Path | None = None
+        self.save_buffer = False
 
     def state_dict(self, with_buffer: bool) -> dict:
         return {
             "format": RUN_FORMAT, "env_id": self.env_id, "seed": self.seed,
             "agent": self.agent.state_dict(env_id=self.env_id),
-            "t": self.t, "episode": self.episode, "history": self.history, "wall_s": self.wall_s,
+            "t": self.step, "episode": self.episode, "history": self.history, "wall_s": self.wall_s,
             "last_return": self.last_return,
             "rng": self.rng.bit_generator.state,
             "sample_generator": self.sample_generator.get_state(),
@@ -94,7 +106,7 @@ class RunState:
     def load_state_dict(self, state: dict, source: str) -> None:
         """Restore a saved run into this one; the agent keeps this run's config (a raised ``total_steps``)."""
         self.agent.load_state(state["agent"], source=source)
-        self.t, self.episode = int(state["t"]), int(state["episode"])
+        self.step, self.episode = int(state["t"]), int(state["episode"])
         self.history, self.wall_s = list(state["history"]), float(state["wall_s"])
         self.last_return = float(state["last_return"])
         self.rng.bit_generator.state = state["rng"]
@@ -106,12 +118,12 @@ class RunState:
                           "so the resumed run will not match an uninterrupted one "
                           "(pass save_buffer=True / --save-buffer to keep it).", stacklevel=4)
 
-    def save(self, ckpt_path: Path, with_buffer: bool) -> None:
+    def save(self) -> None:
         """Write the history CSV, then the checkpoint beside it, each atomically: a process killed
         between the two leaves the previous checkpoint and a CSV at least as recent, never a
         checkpoint without its CSV (the checkpoint holds the history too, so resuming loses nothing)."""
-        atomic_write_text(history_csv(self.history), ckpt_path.parent / HISTORY_NAME)
-        atomic_torch_save(self.state_dict(with_buffer), ckpt_path)
+        atomic_write_text(history_csv(self.history), self.checkpoint_path.parent / HISTORY_NAME)
+        atomic_torch_save(self.state_dict(self.save_buffer), self.checkpoint_path)
 
 
 def load_run(path: Path, env_id: str) -> dict:
@@ -123,6 +135,17 @@ def load_run(path: Path, env_id: str) -> dict:
     return state
 
 
+def saved_config(run_dir) -> TD3Config | None:
+    """The config of the run saved in ``run_dir`` (None when it holds no checkpoint yet)."""
+    path = Path(run_dir) / CHECKPOINT_NAME
+    if not path.exists():
+        return None
+    state = safe_load(path, mmap=True)
+    if not isinstance(state, dict) or state.get("format") != RUN_FORMAT:
+        raise CheckpointError(f"{path} is not a td3_lib training checkpoint.")
+    return TD3Config.from_dict(state["agent"]["config"])
+
+
 def load_agent(path, device="cpu") -> TD3:
     """The agent of an agent checkpoint (``TD3.save``, ``best_actor.pt``) or of a run's ``checkpoint.pt``."""
     state = safe_load(path)
@@ -131,16 +154,20 @@ def load_agent(path, device="cpu") -> TD3:
     return TD3.from_state_dict(state, device=device, source=str(path))
 
 
+RESUME_MAY_CHANGE = ("total_steps", "cuda_graph")
+"""Config fields a resumed run may change: the budget, and how the same update is executed."""
+
+
 def config_for_resume(saved: TD3Config, given: TD3Config | None, path: Path) -> TD3Config:
-    """The saved run's config; a given one may only change total_steps."""
+    """The saved run's config; a given one may change only ``RESUME_MAY_CHANGE``."""
     if given is None:
         return saved
     a, b = saved.to_dict(), given.to_dict()
-    diff = [k for k in a if k != "total_steps" and a[k] != b[k]]
+    diff = [k for k in a if k not in RESUME_MAY_CHANGE and a[k] != b[k]]
     if diff:
         k = diff[0]
-        raise CheckpointError(f"{path} was trained with {k}={a[k]!r}, not {b[k]!r}; "
-                              "resume with the same config (only total_steps may change).")
+        raise CheckpointError(f"{path} was trained with {k}={a[k]!r}, not {b[k]!r}; resume with the same "
+                              f"config (only {' and '.join(RESUME_MAY_CHANGE)} may change).")
     return given
 
 

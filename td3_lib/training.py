@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import gymnasium as gym
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from .agent import TD3, resolve_device
 from .config import TD3Config, preset
 from .envs import check_spaces, env_id_of, make_env
-from .analysis import critic_probe
-from .rollout import evaluation_episodes
+from .progress import progress_bar
+from .rollout import Episode, evaluation_episodes
 from .run import (BEST_NAME, CHECKPOINT_NAME, RunState, best_evaluation, config_for_resume, episode_seed,
                   load_run, preflight)
 
@@ -45,42 +43,53 @@ class TrainResult:
         return self.history[-1]["eval_mean"] if self.history else float("nan")
 
 
+Probe = Callable[[TD3, list[Episode]], dict]
+"""A measurement recorded at each evaluation: (agent, the evaluation's episodes, states kept) -> {column: number}."""
+
+
 def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="auto",
           checkpoint_dir=None, progress: bool = True, resume: bool = False,
           save_buffer: bool = False, callback: Callable[[int, TD3], None] | None = None,
-          eval_env: gym.Env | None = None, total_steps: int | None = None,
-          agent: type[TD3] = TD3) -> TrainResult:
+          eval_env: gym.Env | None = None, agent: type[TD3] = TD3,
+          probes: Sequence[Probe] | None = None) -> TrainResult:
     """Train TD3 on an environment (an id or a gymnasium env) and return the agent and its history.
 
     Random actions for ``start_timesteps``, then mu(s) plus Gaussian noise of
     ``expl_noise`` times each dimension's half-range; one update per step after
     that; a noise-free evaluation every ``eval_freq`` steps on a separate
     environment: ``eval_env``, or by default a copy of the training
-    environment with the same wrappers (a fresh one for an id). With
-    ``checkpoint_dir`` the run is checkpointed at the first episode end after
-    each evaluation (the checkpoint then holds no half episode), the history is
-    written as CSV beside it, the actor of the best evaluation so far is kept
-    as ``best_actor.pt`` (actor only), and ``resume=True`` continues from
-    there to the saved budget. ``total_steps`` replaces the budget of the
-    config (or of the resumed run). ``callback(step, agent)`` runs after each
-    evaluation. ``agent`` is the class trained: ``TD3``, or a subclass that
+    environment with the same wrappers (a fresh one for an id). The budget is
+    ``config.total_steps``. With ``checkpoint_dir`` the run is checkpointed at
+    the first episode end after each evaluation (the checkpoint then holds no
+    half episode), the history is written as CSV beside it, the actor of the
+    best evaluation so far is kept as ``best_actor.pt`` (actor only), and
+    ``resume=True`` continues from there: with the saved config, or with
+    ``config`` when it differs from the saved one in ``total_steps`` alone (a
+    raised budget). ``agent`` is the class trained: ``TD3``, or a subclass that
     changes a step of the update (the pitfalls, the lessons' variants); it is
     built once, with ``agent(obs_dim, low, high, config, device)``, and on
-    resume loaded from the checkpoint.
+    resume loaded from the checkpoint. ``probes`` are measurements recorded in
+    each history row beside the return (the course's critic probes, for
+    example). ``callback(step, agent)`` runs after each evaluation.
     """
+    if probes is None:  # XXX-TRANSITION: until the lessons pass their probes
+        from .analysis import critic_probe
+        probes = (critic_probe,)
     env, env_id = open_env(env_or_id)
     opened = [env] if isinstance(env_or_id, str) else []
     try:
         if eval_env is None:
             eval_env = make_env(env_id) if isinstance(env_or_id, str) else copy_env(env, env_id)
             opened.append(eval_env)
-        run, ckpt_path = start_run(env, env_id, config, seed, resolve_device(device), checkpoint_dir,
-                                   resume, save_buffer, total_steps, agent)
-        run_loop(run, env, eval_env, ckpt_path, save_buffer, progress, callback)
+        run = prepare_run(env, env_id, config, seed, resolve_device(device), checkpoint_dir, resume, agent)
+        run.save_buffer = save_buffer
+        if run.checkpoint_path is not None:
+            preflight(run.checkpoint_path.parent, run.agent, run.buffer.nbytes() if save_buffer else 0)
+        run_loop(run, env, eval_env, probes=probes, progress=progress, callback=callback)
     finally:
         for e in opened:
             e.close()
-    return TrainResult(run.agent, run.history, env_id, ckpt_path, run.t, run.wall_s)
+    return TrainResult(run.agent, run.history, env_id, run.checkpoint_path, run.step, run.wall_s)
 
 
 def open_env(env_or_id) -> tuple[gym.Env, str]:
@@ -113,12 +122,10 @@ def copy_env(env: gym.Env, env_id: str) -> gym.Env:
                      "copied nor rebuilt from a registered spec; pass one as train(..., eval_env=...).")
 
 
-def start_run(env, env_id: str, config, seed: int, device, checkpoint_dir, resume: bool,
-              save_buffer: bool, total_steps: int | None = None,
-              agent: type[TD3] = TD3) -> tuple[RunState, Path | None]:
-    """A new run, or the one saved in ``checkpoint_dir`` when resuming; checks the directory first."""
-    ckpt_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
-    ckpt_path = ckpt_dir / CHECKPOINT_NAME if ckpt_dir is not None else None
+def prepare_run(env, env_id: str, config: TD3Config | None, seed: int, device, checkpoint_dir,
+                resume: bool, agent: type[TD3] = TD3) -> RunState:
+    """A new run, or the one saved in ``checkpoint_dir`` when resuming (its config, seed and state)."""
+    ckpt_path = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
     saved = None
     if resume:
         if ckpt_path is None:
@@ -128,88 +135,91 @@ def start_run(env, env_id: str, config, seed: int, device, checkpoint_dir, resum
             config = config_for_resume(TD3Config.from_dict(saved["agent"]["config"]), config, ckpt_path)
             seed = int(saved["seed"])
         else:
-            warnings.warn(f"No checkpoint in {ckpt_dir} yet: starting a new run.", stacklevel=3)
+            warnings.warn(f"No checkpoint in {ckpt_path.parent} yet: starting a new run.", stacklevel=3)
     elif ckpt_path is not None and ckpt_path.exists():
-        raise FileExistsError(f"{ckpt_dir} already holds a run: resume it (resume=True, --resume) "
+        raise FileExistsError(f"{ckpt_path.parent} already holds a run: resume it (resume=True, --resume) "
                               "or choose another directory.")
-    config = config or preset(env_id)
-    if total_steps is not None:
-        config = dataclasses.replace(config, total_steps=total_steps)
     low, high = env.action_space.low, env.action_space.high
-    run = RunState(env_id, config, seed, device, env.observation_space.shape[0], low, high, agent)
+    run = RunState(env_id, config or preset(env_id), seed, device, env.observation_space.shape[0], low, high,
+                   agent)
+    run.checkpoint_path = ckpt_path
     if saved is not None:
         run.load_state_dict(saved, str(ckpt_path))
-    if ckpt_dir is not None:
-        preflight(ckpt_dir, run.agent, run.buffer.nbytes() if save_buffer else 0)
-    return run, ckpt_path
+    return run
 
 
 def explore(run: RunState, obs, action_space) -> np.ndarray:
     """The behaviour policy: uniform in the bounds for ``start_timesteps`` steps, then
     mu(s) + N(0, (expl_noise * h)^2) per dimension (h its half-range), clipped to the bounds."""
-    if run.t < run.config.start_timesteps:
+    if run.step < run.config.start_timesteps:
         return run.rng.uniform(action_space.low, action_space.high).astype(np.float32)
     return run.agent.act(obs, noise=run.config.expl_noise, rng=run.rng)
 
 
-def run_loop(run: RunState, env, eval_env, ckpt_path, save_buffer, progress, callback) -> None:
-    """Algorithm 1 from step ``run.t`` to ``total_steps``: act, store, update, evaluate, checkpoint."""
+def run_loop(run: RunState, env, eval_env, *, probes: Sequence[Probe] = (), progress: bool = False,
+             callback=None) -> None:
+    """Algorithm 1 from step ``run.step`` to ``total_steps``: act, store, update, evaluate, checkpoint."""
     cfg, buffer = run.config, run.buffer
-    losses = LossLog(cfg.eval_freq + 1, run.device)  # at most eval_freq updates between evaluations
+    guard = DivergenceGuard(cfg.eval_freq + 1, run)  # at most eval_freq updates between evaluations
     started = time.perf_counter() - run.wall_s
-    bar = tqdm(total=cfg.total_steps, initial=run.t, disable=not progress, unit="step",
+    bar = progress_bar(total=cfg.total_steps, initial=run.step, disable=not progress, unit="step",
                desc=run.env_id, dynamic_ncols=True)
     obs, _ = env.reset(seed=episode_seed(run.seed, run.episode))
     ep_return, checkpoint_due = 0.0, False
-    while run.t < cfg.total_steps:
+    while run.step < cfg.total_steps:
         action = explore(run, obs, env.action_space)
         next_obs, reward, terminated, truncated, _ = env.step(action)
         buffer.add(obs, action, reward, next_obs, terminated)  # terminated, not truncated: see bellman_target
         obs, ep_return = next_obs, ep_return + float(reward)
-        run.t += 1
-        if run.t > cfg.start_timesteps and len(buffer) >= cfg.batch_size:
+        run.step += 1
+        if run.step > cfg.start_timesteps and len(buffer) >= cfg.batch_size:
             metrics = run.agent.update(buffer.sample(cfg.batch_size, generator=run.sample_generator))
-            losses.add(metrics["critic_loss"], run.t, ckpt_path)
-        if run.t % cfg.eval_freq == 0 or run.t == cfg.total_steps:
-            evaluate_now(run, eval_env, losses, ckpt_path, started, callback)
-            checkpoint_due = ckpt_path is not None
+            guard.add(metrics["critic_loss"], run.step)
+        if run.step % cfg.eval_freq == 0 or run.step == cfg.total_steps:
+            record_evaluation(run, eval_env, guard, started, probes)
+            keep_best_actor(run)
+            if callback is not None:
+                callback(run.step, run.agent)
+            checkpoint_due = run.checkpoint_path is not None
         if terminated or truncated:
             run.episode, run.last_return, ep_return = run.episode + 1, ep_return, 0.0
             obs, _ = env.reset(seed=episode_seed(run.seed, run.episode))
             if checkpoint_due:
-                save_checkpoint(run, ckpt_path, save_buffer, started)
+                save_checkpoint(run, started)
                 checkpoint_due = False
         show_progress(bar, run)
-    if ckpt_path is not None and (checkpoint_due or not ckpt_path.exists()):
-        save_checkpoint(run, ckpt_path, save_buffer, started)
+    if run.checkpoint_path is not None and (checkpoint_due or not run.checkpoint_path.exists()):
+        save_checkpoint(run, started)
     run.wall_s = time.perf_counter() - started
     bar.close()
 
 
-class LossLog:
-    """The critic losses since the last check, kept on the device: a divergence is found
-    at each evaluation without a host sync per step, and named to the step."""
+class DivergenceGuard:
+    """Stops a run whose critic loss became non-finite: the losses since the last check are kept on
+    the device, so a divergence is found at each evaluation without a host sync per step, and is
+    named to the step. Its check also gives the mean loss since the last evaluation."""
 
-    def __init__(self, size: int, device):
-        self.losses = torch.zeros(size, device=device)
+    def __init__(self, size: int, run: RunState):
+        self.losses = torch.zeros(size, device=run.device)
+        self.run = run
         self.n = 0
         self.first_step = 0  # the step of the first loss logged since the last check
 
-    def add(self, loss: torch.Tensor, step: int, ckpt_path) -> None:
+    def add(self, loss: torch.Tensor, step: int) -> None:
         if self.n == 0:
             self.first_step = step
         self.losses[self.n] = loss
         self.n += 1
         if self.n == self.losses.numel():
-            self.check(ckpt_path)
+            self.check()
 
-    def check(self, ckpt_path) -> float:
+    def check(self) -> float:
         """The mean of the logged losses (nan if none); raises if any is non-finite."""
         logged = self.losses[:self.n]
         if self.n and not bool(torch.isfinite(logged).all()):
             bad = int(torch.nonzero(~torch.isfinite(logged))[0])
             raise TrainingDiverged(f"Training diverged: the critic loss became non-finite at step "
-                                   f"{self.first_step + bad}; {kept_checkpoint(ckpt_path)}.")
+                                   f"{self.first_step + bad}; {kept_checkpoint(self.run.checkpoint_path)}.")
         mean = float(logged.mean()) if self.n else float("nan")
         self.n = 0
         return mean
@@ -221,44 +231,49 @@ def kept_checkpoint(ckpt_path) -> str:
     return "no checkpoint was written"
 
 
-def check_finite_weights(run: RunState, ckpt_path) -> None:
+def check_finite_weights(run: RunState) -> None:
     """Raise before a non-finite network is evaluated, kept as best or saved."""
     for name, module in (("actor", run.agent.actor), ("critic", run.agent.critic)):
         if not bool(torch.stack([torch.isfinite(p).all() for p in module.parameters()]).all()):
             raise TrainingDiverged(f"Training diverged: the {name}'s weights became non-finite "
-                                   f"by step {run.t}; {kept_checkpoint(ckpt_path)}.")
+                                   f"by step {run.step}; {kept_checkpoint(run.checkpoint_path)}.")
 
 
-def evaluate_now(run: RunState, eval_env, losses: LossLog, ckpt_path, started: float, callback) -> None:
-    """Check for divergence, evaluate without noise, keep the best actor, append a history row."""
-    critic_loss = losses.check(ckpt_path)
-    check_finite_weights(run, ckpt_path)
+def record_evaluation(run: RunState, eval_env, guard: DivergenceGuard, started: float,
+                      probes: Sequence[Probe] = ()) -> None:
+    """Check for divergence, evaluate without noise, append a history row (with each probe's columns)."""
+    critic_loss = guard.check()
+    check_finite_weights(run)
     episodes = evaluation_episodes(run.agent, eval_env, run.config.eval_episodes, seed=run.seed + 100,
-                                   keep_states=True)
+                                   keep_states=bool(probes))
     returns = np.array([e.total for e in episodes])
-    eval_mean = float(returns.mean())
-    # TD3's evaluation return swings from one evaluation to the next, so the last
-    # actor is not always the best one (RL Zoo keeps a best model too).
-    if ckpt_path is not None and (not run.history or eval_mean > best_evaluation(run.history)["eval_mean"]):
-        run.agent.save(ckpt_path.parent / BEST_NAME, env_id=run.env_id, actor_only=True)
-    run.history.append({"step": run.t, "episodes": run.episode, "eval_mean": eval_mean,
-                        "eval_std": float(returns.std()), "train_return": run.last_return,
-                        "critic_loss": critic_loss, **critic_probe(run.agent, episodes),
-                        "wall_s": round(time.perf_counter() - started, 3)})
-    if callback is not None:
-        callback(run.t, run.agent)
+    row = {"step": run.step, "episodes": run.episode, "eval_mean": float(returns.mean()),
+           "eval_std": float(returns.std()), "train_return": run.last_return, "critic_loss": critic_loss}
+    for probe in probes:
+        row.update(probe(run.agent, episodes))
+    row["wall_s"] = round(time.perf_counter() - started, 3)
+    run.history.append(row)
 
 
-def save_checkpoint(run: RunState, ckpt_path: Path, save_buffer: bool, started: float) -> None:
-    check_finite_weights(run, ckpt_path)
+def keep_best_actor(run: RunState) -> None:
+    """Save the actor as ``best_actor.pt`` when the evaluation just recorded is the best so far.
+
+    TD3's evaluation return swings from one evaluation to the next, so the last actor is not
+    always the best one (RL Zoo keeps a best model too)."""
+    if run.checkpoint_path is not None and best_evaluation(run.history) is run.history[-1]:
+        run.agent.save(run.checkpoint_path.parent / BEST_NAME, env_id=run.env_id, actor_only=True)
+
+
+def save_checkpoint(run: RunState, started: float) -> None:
+    check_finite_weights(run)
     run.wall_s = time.perf_counter() - started
-    run.save(ckpt_path, save_buffer)
+    run.save()
 
 
 def show_progress(bar, run: RunState) -> None:
     if bar.disable:
         return
-    if run.t % 100 == 0 or run.t == run.config.total_steps:
+    if run.step % 100 == 0 or run.step == run.config.total_steps:
         bar.set_postfix(episode_return=f"{run.last_return:.1f}",
                         eval=f"{run.history[-1]['eval_mean']:.1f}" if run.history else "-", refresh=False)
     bar.update(1)

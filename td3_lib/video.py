@@ -85,11 +85,8 @@ class Recorder(gym.Wrapper):
 def record(agent, env_id: str, out, episodes: int = 1, seed: int = 0) -> list[Path]:
     """Record ``episodes`` noise-free episodes of ``agent`` (reset seeds ``seed``, ``seed + 1``, ...)
     to mp4 files in ``out``; prints and returns their paths."""
-    env = Recorder(make_env(env_id, render_mode="rgb_array"), out, name_prefix=env_id)
-    try:
+    with Recorder(make_env(env_id, render_mode="rgb_array"), out, name_prefix=env_id) as env:
         returns = [rollout(env, agent.act, seed + i).total for i in range(episodes)]
-    finally:
-        env.close()
     for path, ret in zip(env.paths, returns):
         print(f"{path}  (return {ret:.1f})")
     return env.paths

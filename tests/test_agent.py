@@ -1,29 +1,13 @@
-"""The agent's update, soft target update, switches, and checkpoints."""
+"""The agent's update, soft target update and checkpoints (the update step by step: test_update.py)."""
 
 import copy
-import dataclasses
 
 import numpy as np
 import pytest
 import torch
 
-from td3_lib import Batch, CheckpointError, TD3, TD3Config, soft_update
+from td3_lib import CheckpointError, TD3, soft_update
 from td3_lib.networks import Actor
-
-CFG = TD3Config(hidden_sizes=(32, 32), batch_size=16)
-
-
-def make_agent(cfg=CFG, seed=0):
-    torch.manual_seed(seed)
-    return TD3(3, [-2.0, 0.0], [2.0, 1.0], cfg)
-
-
-def make_batch(n=16, seed=1):
-    g = torch.Generator().manual_seed(seed)
-    return Batch(torch.randn(n, 3, generator=g), torch.rand(n, 2, generator=g),
-                 torch.randn(n, 1, generator=g), torch.randn(n, 3, generator=g),
-                 (torch.rand(n, 1, generator=g) > 0.1).float())
-
 
 def test_soft_update_against_explicit_formula():
     torch.manual_seed(0)
@@ -37,7 +21,7 @@ def test_soft_update_against_explicit_formula():
         torch.testing.assert_close(t, s)
 
 
-def test_update_returns_detached_tensors_and_delays_the_actor():
+def test_update_returns_detached_tensors_and_delays_the_actor(make_agent, make_batch):
     agent = make_agent()
     actor_before = copy.deepcopy(agent.actor.state_dict())
     m1 = agent.update(make_batch())
@@ -50,69 +34,7 @@ def test_update_returns_detached_tensors_and_delays_the_actor():
     assert any(not torch.equal(v, actor_before[k]) for k, v in agent.actor.state_dict().items())
 
 
-def test_delayed_updates_off_changes_actor_every_update():
-    agent = make_agent(dataclasses.replace(CFG, delayed_policy_updates=False))
-    for i in range(3):
-        before = [p.clone() for p in agent.actor.parameters()]
-        target_before = [p.clone() for p in agent.actor_target.parameters()]
-        assert "actor_loss" in agent.update(make_batch(seed=i))
-        assert any(not torch.equal(a, b) for a, b in zip(agent.actor.parameters(), before))
-        assert any(not torch.equal(a, b) for a, b in zip(agent.actor_target.parameters(), target_before))
-
-
-def _target_of(agent, batch):
-    """Re-run the critic step's target computation; return what the loss regressed on."""
-    captured = {}
-    import td3_lib.agent as agent_mod
-    real = agent_mod.bellman_target
-
-    def spy(reward, not_done, next_q, discount):
-        captured["next_q"] = next_q.clone()
-        return real(reward, not_done, next_q, discount)
-
-    agent_mod.bellman_target = spy
-    try:
-        agent.update(batch)
-    finally:
-        agent_mod.bellman_target = real
-    return captured["next_q"]
-
-
-def test_clipped_double_q_switch():
-    batch = make_batch()
-    for cdq in (True, False):
-        cfg = dataclasses.replace(CFG, clipped_double_q=cdq, target_policy_smoothing=False)
-        agent = make_agent(cfg)
-        with torch.no_grad():
-            q1, q2 = agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs))
-        next_q = _target_of(agent, batch)
-        torch.testing.assert_close(next_q, torch.minimum(q1, q2) if cdq else q1)
-        assert not torch.allclose(q1, q2)
-
-
-def test_target_policy_smoothing_switch():
-    batch = make_batch()
-    agent = make_agent(dataclasses.replace(CFG, target_policy_smoothing=False))
-    with torch.no_grad():
-        a2 = agent.actor_target(batch.next_obs)
-        q1, q2 = agent.critic_target(batch.next_obs, a2)
-    torch.testing.assert_close(_target_of(agent, batch), torch.minimum(q1, q2))  # no noise
-    agent = make_agent(CFG)
-    g = agent.generator.get_state()
-    with torch.no_grad():
-        a2 = agent.actor_target(batch.next_obs)
-        q1, q2 = agent.critic_target(batch.next_obs, a2)
-    next_q = _target_of(agent, batch)
-    assert not torch.allclose(next_q, torch.minimum(q1, q2))  # noise changed the target action
-    from td3_lib import smooth_target_action
-    gen = torch.Generator().manual_seed(0)
-    gen.set_state(g)
-    a2s = smooth_target_action(a2, agent.low, agent.high, 0.2, 0.5, generator=gen)
-    with torch.no_grad():
-        torch.testing.assert_close(next_q, torch.minimum(*agent.critic_target(batch.next_obs, a2s)))
-
-
-def test_same_seed_same_update():
+def test_same_seed_same_update(make_agent, make_batch):
     a, b = make_agent(seed=3), make_agent(seed=3)
     for i in range(4):
         ma, mb = a.update(make_batch(seed=i)), b.update(make_batch(seed=i))
@@ -121,7 +43,7 @@ def test_same_seed_same_update():
         assert torch.equal(pa, pb)
 
 
-def test_save_load_identical_actions_and_training_state(tmp_path):
+def test_save_load_identical_actions_and_training_state(tmp_path, make_agent, make_batch):
     agent = make_agent()
     for i in range(3):
         agent.update(make_batch(seed=i))
@@ -135,7 +57,7 @@ def test_save_load_identical_actions_and_training_state(tmp_path):
     assert torch.equal(ma["critic_loss"], mb["critic_loss"])
 
 
-def test_actor_only_checkpoint_acts_but_cannot_train(tmp_path):
+def test_actor_only_checkpoint_acts_but_cannot_train(tmp_path, make_agent, make_batch):
     agent = make_agent()
     agent.save(tmp_path / "actor.pt", env_id="Pendulum-v1", actor_only=True)
     loaded = TD3.load(tmp_path / "actor.pt")
@@ -147,7 +69,7 @@ def test_actor_only_checkpoint_acts_but_cannot_train(tmp_path):
     assert (tmp_path / "actor.pt").stat().st_size < (tmp_path / "full.pt").stat().st_size / 3
 
 
-def test_load_errors_are_clear(tmp_path):
+def test_load_errors_are_clear(tmp_path, make_agent, make_batch):
     with pytest.raises(FileNotFoundError, match="No checkpoint file at"):
         TD3.load(tmp_path / "missing.pt")
     (tmp_path / "garbage.pt").write_bytes(b"not a checkpoint at all")
@@ -161,8 +83,8 @@ def test_load_errors_are_clear(tmp_path):
         TD3.load(tmp_path / "p.pt", env_id="BipedalWalker-v3")
 
 
-def test_invalid_action_bounds_refused():
+def test_invalid_action_bounds_refused(small_config):
     with pytest.raises(ValueError, match="infinite"):
-        TD3(3, [-np.inf], [np.inf], CFG)
+        TD3(3, [-np.inf], [np.inf], small_config)
     with pytest.raises(ValueError, match="low < high"):
-        TD3(3, [1.0], [1.0], CFG)
+        TD3(3, [1.0], [1.0], small_config)

@@ -1,19 +1,27 @@
-"""The GPU path a Colab learner takes: train, checkpoint, resume, and move checkpoints between devices.
+"""The GPU path a Colab learner takes: train, checkpoint, resume, move checkpoints between devices,
+and the CUDA-graph update (TD3Config.cuda_graph) against the eager one.
 
-Skipped on a machine without CUDA; the same code path is covered on the CPU by
-tests/test_resume.py (a checkpoint whose tensors were saved on a GPU resumes on the CPU).
+The tests marked ``needs_cuda`` skip on a machine without CUDA (benchmarks/gpu_check.py runs them
+where there is one); the same checkpoint path is covered on the CPU by tests/test_resume.py (a
+checkpoint whose tensors were saved on a GPU resumes on the CPU). The CUDA graph's rules that hold
+on any machine (refused off a GPU, checkpoints with and without the field) are tested here on the CPU.
 """
+
+import dataclasses
 
 import numpy as np
 import pytest
 import torch
 
-from td3_lib import TD3, TD3Config, train
+from td3_lib import Batch, TD3, TD3Config, train
+from td3_lib.cuda_graph import StaticBatch
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=1200, eval_freq=400,
                 eval_episodes=1, batch_size=64)
+GRAPH_CFG = dataclasses.replace(CFG, cuda_graph=True)
+OBS, ACT = 11, 3  # Hopper-v5's sizes
 
 
 class Interrupt(Exception):
@@ -27,6 +35,34 @@ def stop_at(step):
     return callback
 
 
+def random_batches(n: int, size: int, device: str, seed: int = 0) -> list[Batch]:
+    g = torch.Generator(device).manual_seed(seed)
+
+    def draw(*shape):
+        return torch.randn(*shape, generator=g, device=device)
+    return [Batch(draw(size, OBS), draw(size, ACT).clamp(-1, 1), draw(size, 1), draw(size, OBS),
+                  (torch.rand(size, 1, generator=g, device=device) > 0.05).float()) for _ in range(n)]
+
+
+def same_start(cfg: TD3Config, device: str) -> tuple[TD3, TD3]:
+    """An eager agent and a CUDA-graph one with the same weights and generator state."""
+    agents = []
+    for cuda_graph in (False, True):
+        torch.manual_seed(0)
+        agents.append(TD3(OBS, -np.ones(ACT), np.ones(ACT), dataclasses.replace(cfg, cuda_graph=cuda_graph),
+                          device=device))
+    return agents[0], agents[1]
+
+
+def assert_same_weights(a: TD3, b: TD3, **tol) -> None:
+    for name in ("actor", "critic", "actor_target", "critic_target"):
+        for p, q in zip(getattr(a, name).parameters(), getattr(b, name).parameters()):
+            torch.testing.assert_close(q, p, **tol)
+
+
+# ------------------------------------------------------------------ on a GPU
+
+@needs_cuda
 def test_train_on_cuda_keeps_everything_on_the_gpu():
     result = train("Pendulum-v1", CFG, seed=0, device="cuda", progress=False)
     agent = result.agent
@@ -35,18 +71,21 @@ def test_train_on_cuda_keeps_everything_on_the_gpu():
     assert agent.generator.device.type == "cuda" and len(result.history) == 3
 
 
-def test_checkpoint_resume_on_cuda_equals_uninterrupted(tmp_path):
-    full = train("Pendulum-v1", CFG, seed=3, device="cuda", progress=False)
+@needs_cuda
+@pytest.mark.parametrize("cfg", [CFG, GRAPH_CFG], ids=["eager", "cuda_graph"])
+def test_checkpoint_resume_on_cuda_equals_uninterrupted(tmp_path, cfg):
+    full = train("Pendulum-v1", cfg, seed=3, device="cuda", progress=False)
     with pytest.raises(Interrupt):
-        train("Pendulum-v1", CFG, seed=3, device="cuda", checkpoint_dir=tmp_path, progress=False,
+        train("Pendulum-v1", cfg, seed=3, device="cuda", checkpoint_dir=tmp_path, progress=False,
               save_buffer=True, callback=stop_at(800))
     resumed = train("Pendulum-v1", None, seed=3, device="cuda", checkpoint_dir=tmp_path, progress=False,
                     resume=True, save_buffer=True)
-    assert resumed.steps == CFG.total_steps
+    assert resumed.steps == cfg.total_steps and resumed.agent.config.cuda_graph == cfg.cuda_graph
     np.testing.assert_allclose([h["eval_mean"] for h in resumed.history],
                                [h["eval_mean"] for h in full.history], rtol=1e-4)
 
 
+@needs_cuda
 def test_agent_checkpoints_move_between_devices(tmp_path):
     torch.manual_seed(0)
     gpu = TD3(3, [-2.0], [2.0], CFG, device="cuda")
@@ -60,6 +99,7 @@ def test_agent_checkpoints_move_between_devices(tmp_path):
     np.testing.assert_allclose(back.act(obs), gpu.act(obs), rtol=1e-5, atol=1e-6)
 
 
+@needs_cuda
 def test_a_run_checkpointed_on_the_gpu_resumes_on_the_cpu(tmp_path):
     with pytest.raises(Interrupt):
         train("Pendulum-v1", CFG, seed=1, device="cuda", checkpoint_dir=tmp_path, progress=False,
@@ -67,3 +107,79 @@ def test_a_run_checkpointed_on_the_gpu_resumes_on_the_cpu(tmp_path):
     resumed = train("Pendulum-v1", None, device="cpu", checkpoint_dir=tmp_path, progress=False,
                     resume=True, save_buffer=True)
     assert resumed.steps == CFG.total_steps and resumed.agent.device.type == "cpu"
+
+
+@needs_cuda
+@pytest.mark.parametrize("bf16", [False, True], ids=["float32", "bf16"])
+def test_cuda_graph_update_equals_eager_over_100_updates(bf16):
+    """The same weights, losses and noise draws as the eager update, delayed actor steps included;
+    the graphs are captured after a few eager warm-up calls and replayed from then on."""
+    cfg = TD3Config(hidden_sizes=(64, 64), batch_size=128, bf16=bf16)
+    eager, graphed = same_start(cfg, "cuda")
+    metrics = {"eager": [], "graph": []}
+    for batch in random_batches(100, cfg.batch_size, "cuda"):
+        metrics["eager"].append(eager.update(batch))
+        metrics["graph"].append(graphed.update(batch))
+    assert graphed.critic_step.graph is not None and graphed.actor_step.graph is not None
+    assert [sorted(m) for m in metrics["graph"]] == [sorted(m) for m in metrics["eager"]]
+    assert sum("actor_loss" in m for m in metrics["graph"]) == 100 // cfg.policy_freq
+    tol = dict(rtol=1e-3, atol=1e-4) if bf16 else dict(rtol=1e-5, atol=1e-6)
+    for a, b in zip(metrics["eager"], metrics["graph"]):  # each update's own values, none overwritten
+        for key in a:
+            torch.testing.assert_close(b[key], a[key], **tol)
+    assert_same_weights(eager, graphed, **tol)
+    assert torch.equal(graphed.generator.get_state(), eager.generator.get_state())
+
+
+@needs_cuda
+def test_a_cuda_graph_agent_saved_loads_on_the_gpu_and_on_the_cpu(tmp_path):
+    eager, graphed = same_start(TD3Config(hidden_sizes=(64, 64), batch_size=64), "cuda")
+    batches = random_batches(40, 64, "cuda")
+    for batch in batches[:20]:
+        eager.update(batch)
+        graphed.update(batch)
+    graphed.save(tmp_path / "graph.pt")
+    again = TD3.load(tmp_path / "graph.pt", device="cuda")  # new graphs, captured after the load
+    assert again.config.cuda_graph and TD3.load(tmp_path / "graph.pt", device="cpu").config.cuda_graph is False
+    for batch in batches[20:]:
+        eager.update(batch)
+        again.update(batch)
+    assert_same_weights(eager, again, rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------ on any machine
+
+def test_cuda_graph_off_a_gpu_is_refused_in_one_line():
+    with pytest.raises(ValueError, match=r"^TD3Config.cuda_graph=True needs a CUDA device, not 'cpu': "
+                                         r"use device='cuda' on a GPU, or cuda_graph=False.$"):
+        TD3(OBS, -np.ones(ACT), np.ones(ACT), TD3Config(cuda_graph=True), device="cpu")
+
+
+def test_checkpoints_with_and_without_the_cuda_graph_field_load_on_the_cpu(tmp_path):
+    torch.manual_seed(0)
+    agent = TD3(OBS, -np.ones(ACT), np.ones(ACT), TD3Config(hidden_sizes=(32, 32)))
+    obs = np.linspace(-1, 1, 4 * OBS, dtype=np.float32).reshape(4, OBS)
+    old = agent.state_dict(env_id="Hopper-v5")
+    del old["config"]["cuda_graph"]  # as written before the field existed
+    graphed = agent.state_dict(env_id="Hopper-v5")
+    graphed["config"]["cuda_graph"] = True  # as written by a run on a GPU
+    for name, state in (("old", old), ("graphed", graphed)):
+        torch.save(state, tmp_path / f"{name}.pt")
+        loaded = TD3.load(tmp_path / f"{name}.pt", device="cpu")
+        assert loaded.config.cuda_graph is False and loaded.total_it == agent.total_it
+        np.testing.assert_array_equal(loaded.act(obs), agent.act(obs))
+
+
+def test_static_batch_copies_each_batch_in_and_refuses_another_size():
+    first, second = random_batches(2, 8, "cpu")
+    static = StaticBatch()
+    held = static.load(first)
+    assert all(torch.equal(s, t) and s.data_ptr() != t.data_ptr() for s, t in zip(held, first))
+    assert static.load(second) is held and all(torch.equal(s, t) for s, t in zip(held, second))
+    second.obs.add_(1.0)  # the actor step of the same update reads what its critic step copied in
+    static.load(second, always=False)
+    assert not torch.equal(held.obs, second.obs)
+    static.load(second)
+    assert torch.equal(held.obs, second.obs)
+    with pytest.raises(ValueError, match="captured for batches of 8 transitions; this batch has 4"):
+        static.load(random_batches(1, 4, "cpu")[0])

@@ -1,3 +1,4 @@
+import importlib.util
 import json
 import os
 import sys
@@ -42,6 +43,11 @@ def test_infinite_bounds_and_non_flat_observations_refused():
                              gym.spaces.Box(-1, 1, (2,))), "X")
 
 
+needs_bullet = pytest.mark.skipif(importlib.util.find_spec("pybullet_envs_gymnasium") is None,
+                                  reason="PyBullet is the optional bullet extra: pip install 'td3_lib[bullet]'")
+
+
+@needs_bullet
 def test_bullet_envs_register_on_demand():
     env = make_env("AntBulletEnv-v0", seed=0)
     assert env.action_space.shape == (8,) and env.observation_space.shape == (28,)
@@ -71,14 +77,15 @@ def test_recorder_writes_a_clip_per_episode_and_pauses(tmp_path, capsys):
     assert str(env.last_video) in capsys.readouterr().out
 
 
-def test_recorder_headless_box2d_and_bullet(tmp_path):
-    for env_id in ("LunarLanderContinuous-v3", "HopperBulletEnv-v0"):
-        env = Recorder(make_env(env_id, render_mode="rgb_array"), tmp_path / env_id)
-        env.reset(seed=0)
-        for _ in range(15):
-            env.step(env.action_space.sample())
-        env.close()  # an unfinished episode is written on close
-        assert env.last_video is not None and env.last_video.stat().st_size > 1000
+@pytest.mark.parametrize("env_id", ["LunarLanderContinuous-v3", "Hopper-v5",
+                                    pytest.param("HopperBulletEnv-v0", marks=needs_bullet)])
+def test_recorder_headless_box2d_mujoco_and_bullet(tmp_path, env_id):
+    env = Recorder(make_env(env_id, render_mode="rgb_array"), tmp_path / env_id)
+    env.reset(seed=0)
+    for _ in range(15):
+        env.step(env.action_space.sample())
+    env.close()  # an unfinished episode is written on close
+    assert env.last_video is not None and env.last_video.stat().st_size > 1000
 
 
 def test_recorder_needs_rgb_array_and_show_video_needs_a_file(tmp_path):

@@ -1,12 +1,13 @@
 """What a learner meets: resuming a run's budget, divergence, their own environment."""
 
+import dataclasses
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 
 import td3_lib.training as training
-from td3_lib import TD3Config, TrainingDiverged, train
+from td3_lib import TD3, TD3Config, TrainingDiverged, train
 from td3_lib.__main__ import main
 
 CFG = TD3Config(hidden_sizes=(32, 32), start_timesteps=300, total_steps=600, eval_freq=200,
@@ -31,31 +32,22 @@ def test_cli_resume_keeps_the_saved_budget_and_steps_raises_it(tmp_path, capsys)
 @pytest.mark.slow
 def test_raised_budget_with_saved_buffer_equals_a_longer_run(tmp_path):
     train("Pendulum-v1", CFG, seed=2, device="cpu", checkpoint_dir=tmp_path, progress=False, save_buffer=True)
-    resumed = train("Pendulum-v1", None, seed=2, device="cpu", checkpoint_dir=tmp_path, progress=False,
-                    resume=True, save_buffer=True, total_steps=1000)
-    full = train("Pendulum-v1", CFG, seed=2, device="cpu", progress=False, total_steps=1000)
+    longer = dataclasses.replace(CFG, total_steps=1000)
+    resumed = train("Pendulum-v1", longer, seed=2, device="cpu", checkpoint_dir=tmp_path, progress=False,
+                    resume=True, save_buffer=True)
+    full = train("Pendulum-v1", longer, seed=2, device="cpu", progress=False)
     assert [h["step"] for h in resumed.history] == [200, 400, 600, 800, 1000]
     # capacity 600 then 1000 against 1000 throughout: nothing wraps, so the runs are the same
     assert [h["eval_mean"] for h in resumed.history] == [h["eval_mean"] for h in full.history]
 
 
 # ------------------------------------------------------------------ divergence
-class NaNRewardAt(gym.Wrapper):
-    def __init__(self, env, at):
-        super().__init__(env)
-        self.t, self.at = 0, at
-
-    def step(self, action):
-        obs, r, term, trunc, info = self.env.step(action)
-        self.t += 1
-        return obs, (float("nan") if self.t == self.at else r), term, trunc, info
-
-
 @pytest.mark.slow
-def test_divergence_in_the_first_window_names_its_step_and_evaluates_nothing(tmp_path, monkeypatch):
+def test_divergence_in_the_first_window_names_its_step_and_evaluates_nothing(tmp_path, monkeypatch,
+                                                                          nan_reward_at):
     evaluated = []
     monkeypatch.setattr(training, "evaluation_episodes", lambda *a, **k: evaluated.append(1) or [])
-    env = NaNRewardAt(gym.make("Pendulum-v1"), at=320)
+    env = nan_reward_at(gym.make("Pendulum-v1"), at=320)
     cfg = TD3Config(hidden_sizes=(32, 32), start_timesteps=300, total_steps=1000, eval_freq=400,
                     eval_episodes=1, batch_size=64)
     with pytest.raises(TrainingDiverged) as err:
@@ -67,16 +59,17 @@ def test_divergence_in_the_first_window_names_its_step_and_evaluates_nothing(tmp
 
 
 def test_non_finite_weights_are_never_evaluated_or_kept(tmp_path, monkeypatch):
-    def poisoned_update(self, batch):  # weights turn NaN with no NaN loss logged first
-        with torch.no_grad():
-            self.actor.net[0].weight.fill_(float("nan"))
-        return {"critic_loss": torch.zeros(())}
-    monkeypatch.setattr(training.TD3, "update", poisoned_update)
+    class Poisoned(TD3):
+        def update(self, batch):  # weights turn NaN with no NaN loss logged first
+            with torch.no_grad():
+                self.actor.net[0].weight.fill_(float("nan"))
+            return {"critic_loss": torch.zeros(())}
+
     monkeypatch.setattr(training, "evaluation_episodes", lambda *a, **k: pytest.fail("a non-finite actor was evaluated"))
     cfg = TD3Config(hidden_sizes=(32, 32), start_timesteps=100, total_steps=600, eval_freq=200,
                     eval_episodes=1, batch_size=32)
     with pytest.raises(TrainingDiverged, match="actor's weights became non-finite by step 200"):
-        train("Pendulum-v1", cfg, seed=0, device="cpu", checkpoint_dir=tmp_path, progress=False)
+        train("Pendulum-v1", cfg, seed=0, device="cpu", checkpoint_dir=tmp_path, progress=False, agent=Poisoned)
     assert not (tmp_path / "best_actor.pt").exists() and not (tmp_path / "checkpoint.pt").exists()
 
 

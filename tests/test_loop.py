@@ -54,7 +54,7 @@ def test_loop_stores_terminated_not_truncated():
     inner = Corridor()
     env = gym.wrappers.TimeLimit(inner, max_episode_steps=6)
     run = make_run(env, start_timesteps=40, total_steps=40)
-    run_loop(run, env, gym.wrappers.TimeLimit(Corridor(), 6), None, False, False, None)
+    run_loop(run, env, gym.wrappers.TimeLimit(Corridor(), 6))
     n = len(run.buffer)
     assert n == 40 and any(inner.terminated_flags) and not all(inner.terminated_flags)
     want = 1.0 - np.array(inner.terminated_flags, np.float32)
@@ -65,7 +65,7 @@ def test_before_start_timesteps_uniform_in_bounds_and_no_update():
     env = gym.wrappers.TimeLimit(Corridor(), max_episode_steps=6)
     run = make_run(env, start_timesteps=40, total_steps=40)
     rng = copy_rng(run)
-    run_loop(run, env, env, None, False, False, None)
+    run_loop(run, env, env)
     want = np.stack([rng.uniform(LOW, HIGH).astype(np.float32) for _ in range(40)])
     np.testing.assert_array_equal(run.buffer.action[:40].numpy(), want)
     assert run.agent.total_it == 0
@@ -74,7 +74,7 @@ def test_before_start_timesteps_uniform_in_bounds_and_no_update():
 def test_updates_start_after_start_timesteps():
     env = gym.wrappers.TimeLimit(Corridor(), max_episode_steps=6)
     run = make_run(env, start_timesteps=40, total_steps=45)
-    run_loop(run, env, env, None, False, False, None)
+    run_loop(run, env, env)
     assert run.agent.total_it == 5  # one update per step after the random phase
 
 

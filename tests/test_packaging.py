@@ -10,6 +10,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+pytestmark = pytest.mark.slow  # builds a wheel
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
@@ -24,7 +27,7 @@ def test_wheel_carries_the_package_data(wheel):
     names = set(wheel.namelist())
     for env_id in ("Pendulum-v1", "LunarLanderContinuous-v3", "BipedalWalker-v3", "AntBulletEnv-v0"):
         assert f"td3_lib/pretrained/{env_id}.pt" in names and f"td3_lib/pretrained/{env_id}.csv" in names
-    assert "td3_lib/results/manifest.json" in names
+    assert "td3_lib/results/manifest.json" in names and "td3_lib/quiz.json" in names
     shipped = {p.name for p in (ROOT / "td3_lib" / "results").glob("*.csv")}
     assert {n.split("/")[-1] for n in names if n.startswith("td3_lib/results/") and n.endswith(".csv")} == shipped
 

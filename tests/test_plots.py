@@ -6,8 +6,8 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
-from td3_lib.plots import plot_history
-from td3_lib.sweep import RunRecord, SweepResult, plot_curves
+from td3_lib.plots import plot_curves, plot_history
+from td3_lib.sweep import RunRecord
 
 HISTORY = [{"step": s, "eval_mean": -s / 10, "eval_std": 1.0} for s in (100, 200, 300)]
 
@@ -32,10 +32,9 @@ def test_plot_history_keeps_the_backend_and_figures(pdf_backend, tmp_path):
 
 def test_sweep_curves_keep_the_backend_and_figures(pdf_backend, tmp_path):
     mine = plt.figure()
-    spec = {"envs": ["Pendulum-v1"], "variants": ["TD3", "DDPG"], "seeds": [0, 1]}
-    runs = [RunRecord("Pendulum-v1", v, s, Path(tmp_path), "finished", HISTORY) for v in spec["variants"]
-            for s in spec["seeds"]]
-    plot_curves(SweepResult(tmp_path, spec, runs, []), "Pendulum-v1", tmp_path / "curves.png")
+    runs = [RunRecord("Pendulum-v1", v, s, Path(tmp_path), "finished", HISTORY) for v in ("TD3", "DDPG")
+            for s in (0, 1)]
+    plot_curves(runs, ["TD3", "DDPG"], "Pendulum-v1", tmp_path / "curves.png")
     assert matplotlib.get_backend() == "pdf"
     assert plt.get_fignums() == [mine.number]
     assert (tmp_path / "curves.png").stat().st_size > 1000

@@ -1,12 +1,11 @@
 """Runs that survive: resume, kills at any moment, safe loading, non-finite guard."""
 
+import dataclasses
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import gymnasium as gym
 import numpy as np
@@ -80,59 +79,57 @@ def test_fresh_run_refuses_to_overwrite_and_resume_checks_config(tmp_path):
 
 
 _KILL_SCRIPT = textwrap.dedent("""
-    import sys, torch
+    import os, sys, torch
     torch.set_num_threads(1)
+    import td3_lib.checkpoint as checkpoint
     from td3_lib import TD3Config, train
+
+    run_dir, name, nth = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    writes = []
+
+    def die_at_nth_write(path):  # ends the process once the nth temporary file of ``name`` is complete
+        writes.append(path.name)
+        if writes.count(name) == nth:
+            os._exit(9)
+
+    checkpoint.after_temp_written = die_at_nth_write
     cfg = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2400, eval_freq=200,
                     eval_episodes=1, batch_size=64)
-    train("Pendulum-v1", cfg, seed=5, device="cpu", checkpoint_dir=sys.argv[1], progress=False,
-          resume=True, save_buffer=True, total_steps=int(sys.argv[2]))
+    train("Pendulum-v1", cfg, seed=5, device="cpu", checkpoint_dir=run_dir, progress=False,
+          resume=True, save_buffer=True)
 """)
 KILL_CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2400, eval_freq=200,
                      eval_episodes=1, batch_size=64)
 
 
-def _kill_when(proc, event, what):
-    """SIGKILL ``proc`` as soon as ``event()`` holds; the run's budget is too large for it to finish first."""
-    while not event():
-        assert proc.poll() is None, f"the training process ended before {what}"
-        time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-
-
 @pytest.mark.slow
-def test_killed_at_checkpoints_and_mid_write_then_resumed_matches_uninterrupted(tmp_path):
-    """SIGKILL a real training process just after a checkpoint lands and while one is being
-    written; every time the last checkpoint must load, and the resumed run equal an uninterrupted one."""
+def test_killed_mid_write_then_resumed_matches_uninterrupted(tmp_path):
+    """End a real training process at exact moments (a checkpoint or history CSV complete in its
+    temporary file, not yet renamed); every time the last checkpoint and its CSV must load, and
+    the run resumed to its budget must equal an uninterrupted one. Checkpoints land at the first
+    episode end (every 200 steps on Pendulum) after each evaluation, so the steps are known."""
     run_dir, script = tmp_path / "run", tmp_path / "train.py"
     script.write_text(_KILL_SCRIPT)
-    ckpt = run_dir / "checkpoint.pt"
-    steps_seen = []
-    for kill in range(4):
-        proc = subprocess.Popen([sys.executable, "-W", "ignore", str(script), str(run_dir), "1000000"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if kill % 2 == 0:  # just after a new checkpoint is in place
-            before = ckpt.stat().st_mtime_ns if ckpt.exists() else 0
-            _kill_when(proc, lambda: ckpt.exists() and ckpt.stat().st_mtime_ns != before, "a checkpoint")
-        else:  # while the next one is being written (its temporary file exists)
-            _kill_when(proc, lambda: any(run_dir.glob(".checkpoint.pt.*.tmp")), "a checkpoint write")
-        state = torch.load(ckpt, weights_only=True)  # always complete and readable
-        steps_seen.append(state["t"])
-        assert read_history(run_dir / "history.csv")  # the CSV too
-    assert steps_seen == sorted(steps_seen) and steps_seen[-1] > steps_seen[0]
-    assert steps_seen[-1] < KILL_CFG.total_steps
-    proc = subprocess.run([sys.executable, "-W", "ignore", str(script), str(run_dir), str(KILL_CFG.total_steps)])
-    assert proc.returncode == 0
+    # (file whose write ends the process, which write of this process, step of the checkpoint left)
+    kills = [("checkpoint.pt", 2, 200), ("history.csv", 2, 400), ("checkpoint.pt", 1, 400)]
+    for name, nth, step in kills:
+        done = subprocess.run([sys.executable, "-W", "ignore", str(script), str(run_dir), name, str(nth)])
+        assert done.returncode == 9, f"the process did not end at write {nth} of {name}"
+        state = torch.load(run_dir / "checkpoint.pt", weights_only=True)  # complete and readable
+        assert state["t"] == step
+        assert read_history(run_dir / "history.csv")[-1]["step"] >= state["history"][-1]["step"]
+        assert list(run_dir.glob(f".{name}.*.tmp"))  # the kill left its temporary file behind
+    done = subprocess.run([sys.executable, "-W", "ignore", str(script), str(run_dir), "none", "1"])
+    assert done.returncode == 0
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         full = train("Pendulum-v1", KILL_CFG, seed=5, device="cpu", progress=False)
     finally:
         torch.set_num_threads(threads)
-    resumed = torch.load(ckpt, weights_only=True)
+    resumed = torch.load(run_dir / "checkpoint.pt", weights_only=True)
     assert resumed["t"] == KILL_CFG.total_steps
-    assert not list(run_dir.glob(".*.tmp"))  # what a kill mid-write left is cleared on resume
+    assert not list(run_dir.glob(".*.tmp"))  # what the kills left is cleared on resume
     assert [h["eval_mean"] for h in resumed["history"]] == [h["eval_mean"] for h in full.history]
     assert _same_weights(TD3.from_state_dict(resumed["agent"]), full.agent)
 
@@ -198,21 +195,8 @@ def test_gpu_checkpoint_loads_on_cpu(tmp_path, monkeypatch):
     np.testing.assert_array_equal(loaded.act(obs), agent.act(obs))
 
 
-class _NaNReward(gym.Wrapper):
-    """Returns a NaN reward at one step, as a broken environment might."""
-
-    def __init__(self, env, at):
-        super().__init__(env)
-        self.t, self.at = 0, at
-
-    def step(self, action):
-        obs, r, term, trunc, info = self.env.step(action)
-        self.t += 1
-        return obs, (float("nan") if self.t == self.at else r), term, trunc, info
-
-
-def test_non_finite_loss_stops_run_naming_step_and_keeps_checkpoint(tmp_path):
-    env = _NaNReward(gym.make("Pendulum-v1"), at=700)
+def test_non_finite_loss_stops_run_naming_step_and_keeps_checkpoint(tmp_path, nan_reward_at):
+    env = nan_reward_at(gym.make("Pendulum-v1"), at=700)
     with pytest.raises(TrainingDiverged) as err:
         train(env, CFG, seed=0, device="cpu", checkpoint_dir=tmp_path, progress=False)
     msg = str(err.value)
@@ -226,16 +210,19 @@ def test_non_finite_loss_stops_run_naming_step_and_keeps_checkpoint(tmp_path):
 def test_unwritable_dir_and_full_disk_reported_before_training(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("x")
 
-    def no_training(*args, **kwargs):
-        raise AssertionError("training started before the checkpoint directory was checked")
-    monkeypatch.setattr(TD3, "update", no_training)
-    monkeypatch.setattr(training, "evaluation_episodes", no_training)
+    class NoTraining(TD3):
+        def update(self, batch):
+            raise AssertionError("training started before the checkpoint directory was checked")
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("evaluation started before the checkpoint directory was checked")
+    monkeypatch.setattr(training, "evaluation_episodes", no_evaluation)
     with pytest.raises(OSError, match="not writable"):
-        train("Pendulum-v1", CFG, checkpoint_dir=tmp_path / "file" / "run", progress=False)
+        train("Pendulum-v1", CFG, checkpoint_dir=tmp_path / "file" / "run", progress=False, agent=NoTraining)
     monkeypatch.setattr(run_module.shutil, "disk_usage",
                         lambda p: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000))
     with pytest.raises(OSError, match="Not enough free disk space"):
-        train("Pendulum-v1", CFG, checkpoint_dir=tmp_path / "run", progress=False)
+        train("Pendulum-v1", CFG, checkpoint_dir=tmp_path / "run", progress=False, agent=NoTraining)
     assert not (tmp_path / "run" / "checkpoint.pt").exists()
 
 
@@ -253,6 +240,23 @@ def test_a_run_saved_on_a_gpu_resumes_with_cpu_rng_states(tmp_path, monkeypatch)
     loaded = safe_load(tmp_path / "checkpoint.pt")
     for rng_state in (loaded["sample_generator"], loaded["agent"]["generator"]):
         assert rng_state.device.type == "cpu" and rng_state.dtype == torch.uint8
-    resumed = train("Pendulum-v1", None, device="cpu", checkpoint_dir=tmp_path, progress=False,
-                    resume=True, total_steps=CFG.total_steps + 400)
+    resumed = train("Pendulum-v1", dataclasses.replace(CFG, total_steps=CFG.total_steps + 400), device="cpu",
+                    checkpoint_dir=tmp_path, progress=False, resume=True)
     assert resumed.steps == CFG.total_steps + 400
+
+
+@pytest.mark.slow
+def test_a_run_made_with_cuda_graphs_resumes_on_a_cpu_without_them(tmp_path):
+    """cuda_graph changes how the update runs, not what it computes: a resume may turn it off (on a
+    machine without a GPU); any other field must stay as saved."""
+    train("Pendulum-v1", CFG, seed=4, device="cpu", checkpoint_dir=tmp_path, progress=False, save_buffer=True)
+    state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    state["agent"]["config"]["cuda_graph"] = True  # as saved by a run on a GPU with CUDA graphs
+    torch.save(state, tmp_path / "checkpoint.pt")
+    longer = dataclasses.replace(CFG, total_steps=CFG.total_steps + 400)
+    resumed = train("Pendulum-v1", longer, device="cpu", checkpoint_dir=tmp_path, progress=False, resume=True)
+    assert resumed.steps == longer.total_steps and not resumed.agent.config.cuda_graph
+    with pytest.raises(CheckpointError, match="trained with batch_size=64, not 32; .* only total_steps "
+                                              "and cuda_graph may change"):
+        train("Pendulum-v1", dataclasses.replace(longer, batch_size=32), device="cpu", checkpoint_dir=tmp_path,
+              progress=False, resume=True)

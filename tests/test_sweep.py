@@ -93,6 +93,28 @@ def test_another_sweep_in_the_same_directory_is_refused(tmp_path):
         sweep(ENV, ["TD3"], [0], out_dir=tmp_path / "other")
 
 
+def test_a_sweep_saved_before_a_config_field_existed_resumes_while_the_field_keeps_its_default(tmp_path):
+    """A sweep.json written before TD3Config had cuda_graph lacks it in every config: absent
+    stands for the default, so the sweep resumes; a value other than the default is another sweep."""
+    spec = sweep_spec([ENV], ["TD3", "DDPG"], [0, 1], TINY, STEPS)
+    out = tmp_path / "s"
+    open_sweep_dir(out, spec)
+    saved = json.loads((out / "sweep.json").read_text())
+    for config in saved["configs"].values():
+        del config["cuda_graph"]
+    (out / "sweep.json").write_text(json.dumps(saved))
+    open_sweep_dir(out, spec)  # resumes
+    graphed = json.loads(json.dumps(spec))
+    graphed["configs"][f"{ENV}/TD3"]["cuda_graph"] = True
+    with pytest.raises(ValueError, match=r"holds another sweep \(the Pendulum-v1/TD3 config has "
+                                         r"cuda_graph=False there, True now\)"):
+        open_sweep_dir(out, graphed)
+    saved["configs"][f"{ENV}/DDPG"]["cuda_graph"] = True
+    (out / "sweep.json").write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match=r"the Pendulum-v1/DDPG config has cuda_graph=True there, False now"):
+        open_sweep_dir(out, spec)
+
+
 def test_final_score_and_bootstrap_interval():
     history = [{"eval_mean": x} for x in (-1000.0, -500.0, -200.0, -150.0, -100.0)]
     assert final_score(history, 3) == pytest.approx(-150.0)

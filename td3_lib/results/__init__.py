@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..plots import value_of
+
 MANIFEST_FIELDS = ("file", "lesson", "env", "command", "seeds", "steps", "wall_s", "version")
 
 
@@ -42,11 +44,6 @@ def load(file: str) -> list[dict]:
     entry(file)
     with open(results_dir() / file, newline="") as f:
         return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
-
-
-def value_of(row: dict, column) -> float:
-    """``row[column]``, or ``column(row)`` when it is a function (e.g. the bias, estimate - truth)."""
-    return float(column(row)) if callable(column) else float(row[column])
 
 
 def histories(rows: list[dict], variant: str) -> list[list[dict]]:

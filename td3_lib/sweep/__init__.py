@@ -1,0 +1,90 @@
+"""Sweeps: environments x variants x seeds, each run a Ray task; restartable; the paper's Table 2.
+
+A sweep is a grid of ordinary ``train`` runs. Each run uses its environment's
+``preset``, the switches of its variant (``VARIANTS``, the one table that maps
+a variant's name to config switches) and the sweep's overrides, and lives in
+its own run directory::
+
+    OUT/sweep.json                  the sweep's settings; a restart with other settings is refused
+    OUT/ENV/VARIANT/seedS/          checkpoint.pt, history.csv, best_actor.pt (as train writes them)
+                         done.json  written when train returned at the full budget: the run is finished
+                         error.txt  the traceback, when train raised
+                         lock       held (flock) by the worker training the run; it holds host and pid
+    OUT/summary.csv                 env, variant, n_seeds, mean, std, ci_low, ci_high
+    OUT/summary.md                  the same as a markdown table in the shape of the paper's Table 2
+    OUT/curves-ENV.png              learning curves per variant, mean and band over seeds
+
+A run is finished when its ``done.json`` exists; nothing ever writes into a
+finished run again. (A run killed after ``train`` returned but before its
+``done.json`` was written is resumed at its budget: ``train`` returns at once,
+and the marker is written.) Every other run is (re)started by the next sweep with the
+same ``OUT``: from its checkpoint when it has one (the replay buffer is kept
+in checkpoints, so a resumed run equals an uninterrupted one), else from
+scratch. A run whose worker died (killed, out of memory, a node lost) is
+retried by Ray from its checkpoint, up to ``MAX_RETRIES`` times.
+
+Ray is an optional extra (``pip install td3_lib[sweep]``): it is imported only
+when a sweep starts, so ``import td3_lib`` works without it. By default a
+sweep starts a local Ray on this machine: one CPU and one torch thread per
+run, as many runs at once as there are cores. ``address`` joins a running Ray
+cluster instead; every machine then needs td3_lib installed and ``OUT`` at
+the same path (a shared filesystem). Runs on a GPU ask for ``gpus_per_run``
+of one, so that several share it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SWITCHES, VARIANTS, SweepRun, check_overrides, grid,
+                   open_sweep_dir, parse_overrides, parse_seeds, spec_difference, submission_order, sweep_spec,
+                   variant_config)
+from .summary import (LAST_K, RunRecord, SweepResult, bootstrap_ci, final_score, load_sweep, read_summary,
+                      score_row, summarize)
+from .tasks import LOCK_NAME, check_device, max_rss_mb, placement, ray_session, run_on_ray, start_local_ray
+
+__all__ = ["sweep", "VARIANTS", "SWITCHES", "variant_config", "parse_overrides", "parse_seeds", "sweep_spec",
+           "spec_difference", "open_sweep_dir", "check_overrides", "grid", "submission_order", "SweepRun",
+           "summarize", "load_sweep", "read_summary", "final_score", "score_row", "bootstrap_ci", "RunRecord",
+           "SweepResult", "LAST_K", "DONE_NAME", "ERROR_NAME", "SPEC_NAME", "LOCK_NAME", "start_local_ray",
+           "max_rss_mb"]
+
+
+def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = None,
+          overrides: dict | None = None, address: str | None = None, device: str = "auto",
+          gpus_per_run: float = 0.25, last_k: int = LAST_K, progress: bool = True,
+          probes=()) -> SweepResult:
+    """Train every environment x variant x seed as a Ray task and summarize them (see the module doc).
+
+    ``variants`` are names in ``VARIANTS``; ``overrides`` map TD3Config fields to values for
+    every run (on top of each environment's preset); ``steps`` replaces the preset budget.
+    Finished runs in ``out_dir`` are skipped, unfinished ones resumed; a run that raises is
+    reported in the result's ``failed`` while the others go on. ``address``: None starts a local
+    Ray; HOST:PORT or auto joins a cluster. ``probes`` are recorded in every run's history (as
+    ``train``'s; module-level functions, so that Ray can send them to its workers). Writes
+    summary.csv, summary.md and curves-ENV.png.
+    """
+    from ..envs import make_env
+
+    started = time.perf_counter()
+    spec = sweep_spec(envs, variants, seeds, overrides, steps)
+    check_device(device, gpus_per_run)
+    for env_id in spec["envs"]:
+        make_env(env_id).close()  # an unknown or unusable environment, named before anything starts
+    out_dir = Path(out_dir)
+    open_sweep_dir(out_dir, spec)
+    runs = grid(spec)
+    todo = submission_order([r for r in runs if not (r.path(out_dir) / DONE_NAME).exists()], spec)
+    ray_start_s = 0.0
+    if todo:
+        with ray_session(address) as ray_start_s:
+            where = placement(device, gpus_per_run)
+            with tqdm(total=len(runs), initial=len(runs) - len(todo), unit="run", desc="sweep",
+                      disable=not progress, dynamic_ncols=True) as bar:
+                run_on_ray(todo, spec, out_dir, where, bar, probes)
+    result = summarize(out_dir, last_k)
+    result.wall_s, result.ray_start_s = time.perf_counter() - started, ray_start_s
+    return result

@@ -1,0 +1,243 @@
+"""Running a sweep's runs on Ray: the session, where each run goes, the worker task, and run locks."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+try:  # Unix; on Windows runs are not locked and report no memory peak
+    import fcntl
+    import resource
+except ImportError:
+    fcntl = resource = None
+
+from ..checkpoint import atomic_write_text
+from ..config import TD3Config
+from ..run import CHECKPOINT_NAME
+from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun
+
+LOCK_NAME = "lock"
+MAX_RETRIES = 3
+"""Times Ray reruns a run whose worker died; each retry resumes from the run's checkpoint."""
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path):
+    """Hold the run's lock file while training it: a second worker (a retry while a lost one
+    still runs) waits; the lock goes with the process, however it ends."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(run_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{socket.gethostname()} {os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def is_running(run_dir: Path) -> bool:
+    """Whether a worker holds the run's lock now."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(run_dir / LOCK_NAME, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def checkpoint_step(run_dir: Path) -> int:
+    """The step a run's checkpoint holds, 0 without one (memory-mapped: the buffer is not read)."""
+    try:
+        state = torch.load(run_dir / CHECKPOINT_NAME, map_location="cpu", weights_only=True, mmap=True)
+        return int(state["t"])
+    except Exception:  # none, or unreadable: train says which when it resumes
+        return 0
+
+
+def max_rss_mb() -> float | None:
+    """This process's peak resident memory so far, in MB (Linux reports it in kB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1) if resource else None
+
+
+def train_run(env_id: str, variant: str, seed: int, config: dict, out_dir: str, device: str,
+              probes=()) -> dict:
+    """One sweep run, as a Ray task: train it (or resume it) to its budget with one torch thread,
+    recording ``probes`` (as ``train``) at each evaluation.
+
+    Writes ``done.json`` when ``train`` returns; when it raises, the traceback
+    goes to ``error.txt`` and the outcome says failed (the task itself succeeds).
+    """
+    from .training import train
+
+    torch.set_num_threads(1)
+    if not (Path(out_dir) / SPEC_NAME).exists():
+        raise FileNotFoundError(f"{out_dir} is not visible on {socket.gethostname()}: on a cluster the "
+                                "sweep directory must be on a filesystem every machine shares.")
+    run_dir = SweepRun(env_id, variant, seed).path(out_dir)
+    with run_lock(run_dir):
+        if (run_dir / DONE_NAME).exists():  # finished by an earlier try of this task
+            return {"status": "finished", **json.loads((run_dir / DONE_NAME).read_text())}
+        try:
+            resumed_from = checkpoint_step(run_dir)
+            result = train(env_id, TD3Config.from_dict(config), seed=seed, device=device,
+                           checkpoint_dir=run_dir, progress=False,
+                           resume=(run_dir / CHECKPOINT_NAME).exists(), save_buffer=True, probes=probes)
+        except Exception as e:
+            atomic_write_text(traceback.format_exc(), run_dir / ERROR_NAME)
+            return {"status": "failed", "error": f"{type(e).__name__}: {e}"}
+        done = {"steps": result.steps, "final_eval": result.final_return, "wall_s": round(result.wall_s, 2),
+                "resumed_from": resumed_from, "host": socket.gethostname(), "pid": os.getpid(),
+                "max_rss_mb": max_rss_mb()}
+        atomic_write_text(json.dumps(done) + "\n", run_dir / DONE_NAME)
+        (run_dir / ERROR_NAME).unlink(missing_ok=True)
+    return {"status": "finished", **done}
+
+
+# ---------------------------------------------------------------- Ray: connect, place, run
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise ImportError("Sweeps run on Ray, which is not installed: pip install 'td3_lib[sweep]' "
+                          "(or pip install 'ray[default]').") from None
+    return ray
+
+
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Refuse, in one line, a Ray address nothing answers at (Ray itself would retry for minutes)."""
+    if address in ("auto", "local"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"Ray address {address!r} must be HOST:PORT (e.g. 10.0.0.1:6379), "
+                         "ray://HOST:10001 or auto.")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        raise ConnectionError(f"Cannot reach a Ray cluster at {address}: {e.strerror or e}; start one "
+                              "there with `ray start --head`, or check the address.") from None
+
+
+def start_local_ray(num_cpus: int | None = None, attempts: int = 2) -> None:
+    """Start Ray on this machine (all its cores unless ``num_cpus``), quietly, without the dashboard.
+
+    On a heavily loaded machine Ray's raylet can give up waiting for its own
+    helper processes; the start is then tried once more before giving up.
+    """
+    ray = import_ray()
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.ERROR)
+            return
+        except Exception as e:  # Ray raises a bare Exception when its node does not come up
+            ray.shutdown()
+            if attempt == attempts:
+                raise ConnectionError(f"Ray did not start on this machine ({str(e).splitlines()[0]}); "
+                                      "if the machine is busy, try again when it is not.") from None
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None):
+    """Ray for the sweep; yields its start-up time in seconds. A Ray already initialized in this
+    process (a notebook's, a test's) is used as it is; one started here is shut down after."""
+    if address is not None:
+        check_reachable(address)
+    ray = import_ray()
+    if ray.is_initialized():
+        yield 0.0
+        return
+    started = time.perf_counter()
+    if address is None:
+        start_local_ray()
+    else:
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+        except ConnectionError as e:
+            raise ConnectionError(f"Cannot join a Ray cluster at {address}: "
+                                  f"{str(e).splitlines()[0]}") from None
+    try:
+        yield time.perf_counter() - started
+    finally:
+        ray.shutdown()
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where each run trains, and the share of a machine Ray reserves for it."""
+
+    device: str
+    num_cpus: float
+    num_gpus: float
+
+
+def check_device(device: str, gpus_per_run: float) -> None:
+    if device not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"device={device!r}: a sweep runs on 'auto', 'cpu' or 'cuda'.")
+    if not 0 < gpus_per_run <= 1:
+        raise ValueError(f"gpus_per_run={gpus_per_run!r}: it must be in (0, 1], e.g. 0.25 for four "
+                         "runs on one GPU.")
+
+
+def placement(device: str, gpus_per_run: float, cpus_per_run: float = 1.0) -> Placement:
+    """``auto``: a GPU share per run if the cluster has GPUs, else the CPU."""
+    check_device(device, gpus_per_run)
+    n_gpus = import_ray().cluster_resources().get("GPU", 0)
+    if device == "cuda" and n_gpus == 0:
+        raise ValueError("device='cuda' asked for, but the Ray cluster has no GPU: use 'cpu' or 'auto'.")
+    if device == "cpu" or n_gpus == 0:
+        return Placement("cpu", cpus_per_run, 0.0)
+    return Placement("cuda", cpus_per_run, gpus_per_run)
+
+
+def ray_outcome(ref, run: SweepRun, out_dir) -> dict:
+    """A finished task's outcome; a task Ray gave up on (worker lost after every retry) is failed,
+    its error kept in the run's error.txt."""
+    ray = import_ray()
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayError as e:
+        atomic_write_text(f"{e}\n", run.path(out_dir) / ERROR_NAME)
+        return {"status": "failed", "error": str(e).strip().splitlines()[-1]}
+
+
+def run_on_ray(todo: list[SweepRun], spec: dict, out_dir: Path, where: Placement, bar, probes=()) -> dict:
+    """Submit every run as a Ray task; follow them with the progress bar; their outcomes by run."""
+    ray = import_ray()
+    task = ray.remote(train_run).options(num_cpus=where.num_cpus, num_gpus=where.num_gpus,
+                                         max_retries=MAX_RETRIES, retry_exceptions=False)
+    out_path = str(Path(out_dir).resolve())  # workers do not share the driver's working directory
+    pending = {task.remote(r.env_id, r.variant, r.seed, spec["configs"][f"{r.env_id}/{r.variant}"],
+                           out_path, where.device, tuple(probes)): r for r in todo}
+    outcomes: dict[SweepRun, dict] = {}
+    finished_before = bar.n
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=1.0)
+        for ref in ready:
+            run = pending.pop(ref)
+            outcomes[run] = ray_outcome(ref, run, out_dir)
+        failed = sum(o["status"] == "failed" for o in outcomes.values())
+        bar.set_postfix({"finished": finished_before + len(outcomes) - failed, "failed": failed,
+                         "running": sum(is_running(r.path(out_dir)) for r in pending.values())},
+                        refresh=False)
+        bar.update(len(ready))
+    return outcomes

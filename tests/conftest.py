@@ -1,0 +1,67 @@
+"""What many test files share: a small config, an agent and a batch built from seeds, and a broken env."""
+
+import gymnasium as gym
+import pytest
+import torch
+
+from td3_lib import Batch, TD3, TD3Config
+
+SMALL = TD3Config(hidden_sizes=(32, 32), batch_size=16)
+"""A network small enough for exact tests of the update."""
+RUN = TD3Config(hidden_sizes=(32, 32), start_timesteps=300, total_steps=600, eval_freq=200,
+                eval_episodes=1, batch_size=64)
+"""A training run of seconds on Pendulum-v1: 300 random steps, 300 updates, an evaluation every 200 steps."""
+LOW, HIGH = [-2.0, 0.0], [2.0, 1.0]  # asymmetric bounds: half-ranges 2 and 0.5
+
+
+@pytest.fixture
+def small_config() -> TD3Config:
+    return SMALL
+
+
+@pytest.fixture
+def run_config() -> TD3Config:
+    return RUN
+
+
+def new_agent(config: TD3Config = SMALL, seed: int = 0, low=LOW, high=HIGH) -> TD3:
+    """A TD3 agent with 3 observations and the given bounds, its weights drawn after manual_seed(seed)."""
+    torch.manual_seed(seed)
+    return TD3(3, low, high, config)
+
+
+def new_batch(n: int = 16, seed: int = 1, low=LOW, high=HIGH) -> Batch:
+    """A batch of ``n`` transitions drawn from ``seed``; actions inside the bounds; about 1 in 10 terminal."""
+    g = torch.Generator().manual_seed(seed)
+    low, high = torch.tensor(low), torch.tensor(high)
+    return Batch(torch.randn(n, 3, generator=g), low + torch.rand(n, len(low), generator=g) * (high - low),
+                 torch.randn(n, 1, generator=g), torch.randn(n, 3, generator=g),
+                 (torch.rand(n, 1, generator=g) > 0.1).float())
+
+
+@pytest.fixture
+def make_agent():
+    return new_agent
+
+
+@pytest.fixture
+def make_batch():
+    return new_batch
+
+
+class NaNRewardAt(gym.Wrapper):
+    """Returns a NaN reward at step ``at`` (counted from the wrapper's creation), as a broken env might."""
+
+    def __init__(self, env, at: int):
+        super().__init__(env)
+        self.step_count, self.at = 0, at
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.step_count += 1
+        return obs, (float("nan") if self.step_count == self.at else reward), terminated, truncated, info
+
+
+@pytest.fixture
+def nan_reward_at():
+    return NaNRewardAt

@@ -1,0 +1,81 @@
+"""benchmarks/gpu_check.py: its arithmetic, and its smoke run on the CPU (the GPU run itself needs a GPU)."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+import torch
+
+from td3_lib import preset
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
+
+
+@pytest.fixture(scope="module")
+def gpu_check():
+    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_check"] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_phase_rates_take_evaluation_time_out_and_set_the_warm_up_interval_apart(gpu_check):
+    # (step, seconds since the start, evaluation seconds so far, evaluation steps so far)
+    marks = [(0, 0.0, 0.0, 0), (100, 1.0, 0.5, 50), (200, 3.0, 0.5, 50), (300, 4.0, 1.0, 150), (400, 4.6, 1.1, 160)]
+    rates = gpu_check.phase_rates(marks, random_steps=100)
+    assert rates["random_steps_per_s"] == pytest.approx(100 / 0.5)
+    assert rates["first_learning_steps_per_s"] == pytest.approx(100 / 2.0)  # warm-up, capture
+    assert rates["learning_steps_per_s"] == pytest.approx((100 / 0.5 + 100 / 0.5) / 2)
+    assert rates["evaluation_steps_per_s"] == pytest.approx(160 / 1.1)
+
+
+def test_extrapolation_counts_the_presets_random_learning_and_evaluation_steps(gpu_check):
+    rates = {"random_steps_per_s": 500.0, "learning_steps_per_s": 100.0, "evaluation_steps_per_s": 1000.0}
+    full = preset("Hopper-v5")
+    estimate = gpu_check.extrapolate("Hopper-v5", rates)
+    evaluation_steps = full.total_steps // full.eval_freq * full.eval_episodes * 1000  # episodes of 1000 steps at most
+    assert estimate["seconds"] == {"random": round(full.start_timesteps / 500),
+                                   "learning": round((full.total_steps - full.start_timesteps) / 100),
+                                   "evaluation": round(evaluation_steps / 1000)}
+    assert estimate["hours"] == pytest.approx(sum(estimate["seconds"].values()) / 3600, abs=0.01)
+    assert "extrapolated" in estimate["how"]
+
+
+def test_episode_clock_counts_evaluation_episodes_only(gpu_check):
+    env = gpu_check.EpisodeClock(gym.make("Pendulum-v1"))
+    env.reset(seed=0)
+    for _ in range(200):
+        env.step(env.action_space.sample())
+    assert env.steps == 200 and env.seconds > 0 and env.started is None  # Pendulum ends at 200 steps
+    env.close()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_the_full_check_without_a_gpu_is_refused_in_one_line(tmp_path, gpu_check, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        gpu_check.parse(["--out", str(tmp_path)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "this machine has no CUDA GPU" in err and "--smoke" in err
+
+
+@pytest.mark.slow
+def test_smoke_check_runs_on_the_cpu_and_writes_its_report(tmp_path):
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["smoke"] and not report["errors"]
+    assert report["tests"]["returncode"] == 0 and "passed" in report["tests"]["summary"]
+    for rows in report["throughput"]["sizes"].values():
+        assert rows["eager"]["updates_per_s"] > 0 and rows["compile"]["x_eager"] > 0
+    run = report["training"]["eager"]
+    assert run["learning_steps_per_s"] > 0 and run["preset_budget"]["hours"] > 0
+    assert any("cuda_graph" in s and "CUDA device" in s for s in report["skipped"])
+    assert "skipped: " in (tmp_path / "summary.txt").read_text()
