@@ -3,7 +3,9 @@
 ``draw_update()`` draws the data flow of one iteration of the paper's
 Algorithm 1 with matplotlib (boxes and arrows), so it can be regenerated
 anywhere. ``draw_update(highlight=part)`` draws one lesson's part in a strong
-colour and greys out the rest.
+colour and greys out the rest. Lesson 01's part is DDPG's target, so with
+``highlight="bellman_target"`` the target and the critic loss are written for one
+critic, and Q1' feeds y directly, past the (grey) minimum that lesson 03 adds.
 """
 
 from __future__ import annotations
@@ -70,15 +72,23 @@ BOXES = (
     Box("actor_loss", 7.15, 0.95, 2.3, 0.7, "actor loss\n$-$mean $Q_{\\theta_1}(s, \\pi_\\phi(s))$", "loss", _DPU),
 )
 
+# Lesson 01 describes DDPG: one critic, no minimum. With its part highlighted these labels
+# replace the boxes' own, and Q1' goes straight into y (an arrow passing above the min box).
+DDPG_LABELS = {
+    "y": "target\n$y = r + \\gamma \\cdot $not_done\n$\\cdot\\,Q_{\\theta_1'}(s', a')$",
+    "critic_loss": "critic loss\nMSE$(Q_{\\theta_1}(s, a), y)$",
+}
+DDPG_SOFT_LABEL = "soft update $\\tau$\n(the critic)"
+
 # (from, to, label, parts): straight arrows between box edges.
 ARROWS = (
     ("minibatch", "actor_target", "$s'$", ("bellman_target",)),
     ("actor_target", "noise", "", ("bellman_target",) + _TPS),
     ("noise", "critic1_target", "", _BCQ + ("target_policy_smoothing",)),
     ("noise", "critic2_target", "", ("clipped_double_q", "target_policy_smoothing")),
-    ("critic1_target", "min", "", _BCQ),
+    ("critic1_target", "min", "", ("clipped_double_q",)),
     ("critic2_target", "min", "", ("clipped_double_q",)),
-    ("min", "y", "", _BCQ),
+    ("min", "y", "", ("clipped_double_q",)),
     ("y", "critic_loss", "$y$", _BCQ),
     ("critic1", "critic_loss", "", _BCQ),
     ("critic2", "critic_loss", "", ("clipped_double_q",)),
@@ -119,7 +129,8 @@ def _draw_box(ax, box: Box, highlight) -> None:
     ax.add_patch(FancyBboxPatch((box.x - box.w / 2, box.y - box.h / 2), box.w, box.h,
                                 boxstyle="round,pad=0.02,rounding_size=0.08", linewidth=st["lw"],
                                 edgecolor=st["edge"], facecolor=st["face"], zorder=2))
-    text = ax.text(box.x, box.y, box.label, ha="center", va="center", fontsize=9.5,
+    label = DDPG_LABELS.get(box.name, box.label) if highlight == "bellman_target" else box.label
+    text = ax.text(box.x, box.y, label, ha="center", va="center", fontsize=9.5,
                    color=st["text"], zorder=3, linespacing=1.35)
     text.set_gid(box.name)
 
@@ -154,7 +165,19 @@ def _draw_arrows(ax, boxes: dict, highlight) -> None:
         _arrow(ax, boxes[src], boxes[dst], label, st, name=f"arrow:{src}->{dst}")
     st = style(SOFT_PARTS, "op", highlight)
     for src, dst, label in SOFT_UPDATES:
+        if highlight == "bellman_target" and dst == "critic2_target":
+            label = DDPG_SOFT_LABEL
         _arrow(ax, boxes[src], boxes[dst], label, st, dashed=True, name=f"soft:{src}->{dst}")
+    if highlight == "bellman_target":
+        _draw_q1_into_y(ax, boxes, highlight)
+
+
+def _draw_q1_into_y(ax, boxes: dict, highlight) -> None:
+    """DDPG's Q1' straight into y, just above the minimum's box (which TD3's target passes through)."""
+    q1, y = boxes["critic1_target"], boxes["y"]
+    st = style(("bellman_target",), "op", highlight)
+    ax.annotate("", xy=(y.x - y.w / 2 - 0.06, q1.y), xytext=(q1.x + q1.w / 2 + 0.06, q1.y), zorder=1,
+                arrowprops=dict(arrowstyle="-|>", color=st["edge"], lw=st["lw"], shrinkA=0, shrinkB=0))
 
 
 def _draw_reward_path(ax, boxes: dict, highlight) -> None:

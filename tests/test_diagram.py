@@ -65,3 +65,13 @@ def test_unknown_highlight_is_refused_in_one_sentence():
     msg = str(err.value)
     assert "'double_q'" in msg and all(repr(p) in msg for p in PARTS)
     assert "\n" not in msg
+
+
+def test_lesson_01_shows_ddpg_target_without_the_minimum():
+    """Lesson 01 teaches DDPG: its highlighted target and loss name one critic, no min."""
+    texts = {t.get_gid(): t.get_text() for t in draw_update("bellman_target").axes[0].texts if t.get_gid()}
+    assert "min" not in texts["y"] and "theta_1'" in texts["y"]
+    assert "i = 1, 2" not in texts["critic_loss"]
+    plain = {t.get_gid(): t.get_text() for t in draw_update().axes[0].texts if t.get_gid()}
+    assert "min" in plain["y"]  # TD3's full update keeps it
+    plt.close("all")
