@@ -54,6 +54,7 @@ import torch
 
 from td3_lib import make_env, preset, rollout, train
 from td3_lib.checkpoint import atomic_write_text
+from td3_lib.sweep import final_score, mean_and_std
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -141,14 +142,15 @@ def run_sb3(env_id: str, seed: int, args) -> dict | None:
 
 
 def summary(runs: list[dict]) -> dict:
-    """Mean and std over seeds of the final return, the mean of the last 3 evaluations and the
-    training time; per seed, the first evaluation at the threshold (steps, seconds; None: never)."""
-    finals = [r["final_return"] for r in runs]
-    last3 = [float(np.mean(r["returns"][-3:])) for r in runs]
-    times = [r["train_s"] for r in runs]
-    return {"final_mean": float(np.mean(finals)), "final_std": float(np.std(finals)),
-            "last3_mean": float(np.mean(last3)), "last3_std": float(np.std(last3)),
-            "train_s_mean": float(np.mean(times)), "train_s_std": float(np.std(times)), "seeds": len(runs),
+    """Mean and std over seeds (td3_lib's one scoring: ``final_score``, ``mean_and_std``, std with
+    ddof 1) of the final return, the mean of the last 3 evaluations and the training time; per seed,
+    the first evaluation at the threshold (steps, seconds; None: never)."""
+    histories = [[{"eval_mean": ret} for ret in r["returns"]] for r in runs]
+    final_mean, final_std = mean_and_std([final_score(h, 1) for h in histories])
+    last3_mean, last3_std = mean_and_std([final_score(h, 3) for h in histories])
+    train_s_mean, train_s_std = mean_and_std([r["train_s"] for r in runs])
+    return {"final_mean": final_mean, "final_std": final_std, "last3_mean": last3_mean, "last3_std": last3_std,
+            "train_s_mean": train_s_mean, "train_s_std": train_s_std, "seeds": len(runs),
             "threshold_steps": [r.get("threshold_step") for r in runs],
             "threshold_s": [r.get("threshold_s") for r in runs]}
 

@@ -13,7 +13,7 @@ from .buffer import Batch
 from .checkpoint import CheckpointError, atomic_torch_save, check_env_id, safe_load
 from .config import TD3Config
 from .cuda_graph import check_device as check_graph_device, graphed_steps
-from .networks import Actor, TwinCritic
+from .networks import Actor, TwinCritic, check_action_bounds
 from .targets import bellman_target, clipped_double_q, half_range, smooth_target_action
 
 CHECKPOINT_FORMAT = "td3_lib.agent/1"
@@ -95,12 +95,7 @@ class TD3:
         self.obs_dim = int(obs_dim)
         self.action_low = np.asarray(action_low, dtype=np.float32).reshape(-1)
         self.action_high = np.asarray(action_high, dtype=np.float32).reshape(-1)
-        if self.action_low.shape != self.action_high.shape or not np.all(self.action_low < self.action_high):
-            raise ValueError(f"Action bounds low={self.action_low} high={self.action_high} are invalid: "
-                             "they need the same shape and low < high in every dimension.")
-        if not (np.all(np.isfinite(self.action_low)) and np.all(np.isfinite(self.action_high))):
-            raise ValueError(f"Action bounds low={self.action_low} high={self.action_high} are infinite: "
-                             "TD3's actor needs finite bounds.")
+        check_action_bounds(self.action_low, self.action_high)
         self.action_dim = self.action_low.size
         self.half_range = half_range(self.action_low, self.action_high)
         self.low = torch.as_tensor(self.action_low, device=self.device)
@@ -114,7 +109,7 @@ class TD3:
         self.critic_optimizer = _adam(self.critic.parameters(), config.critic_lr, config.cuda_graph)
         for p in (*self.actor_target.parameters(), *self.critic_target.parameters()):
             p.requires_grad_(False)
-        # Target-smoothing noise has its own generator, seeded from the global
+        # The target-smoothing noise has its own generator, seeded from the global
         # one, so the same torch.manual_seed gives the same run.
         self.generator = torch.Generator(self.device)
         self.generator.manual_seed(int(torch.randint(0, 2**62, (1,)).item()))

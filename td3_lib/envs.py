@@ -15,7 +15,8 @@ import warnings
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
+
+from .networks import check_action_bounds
 
 COURSE_ENVS = ("Pendulum-v1", "MountainCarContinuous-v0", "LunarLanderContinuous-v3",
                "BipedalWalker-v3", "Hopper-v5", "Walker2d-v5", "HalfCheetah-v5", "Ant-v5")
@@ -164,9 +165,7 @@ def check_spaces(env: gym.Env, env_id: str) -> None:
     if not isinstance(space, gym.spaces.Box):
         raise ValueError(f"{env_id} has a {type(space).__name__} action space: "
                          "TD3 needs a continuous action space (gymnasium.spaces.Box).")
-    if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
-        raise ValueError(f"{env_id} has infinite action bounds (low={space.low}, high={space.high}): "
-                         "TD3's actor needs finite bounds.")
+    check_action_bounds(space.low, space.high, env_id)
     obs = env.observation_space
     if not isinstance(obs, gym.spaces.Box) or len(obs.shape) != 1:
         raise ValueError(f"{env_id} has observation space {obs}: td3_lib needs a flat Box "

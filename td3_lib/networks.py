@@ -4,10 +4,23 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import torch
 from torch import Tensor, nn
 
 from .targets import half_range
+
+
+def check_action_bounds(low, high, owner: str = "The agent") -> None:
+    """Refuse, in one sentence, bounds the actor cannot map to: finite, same shape, low < high everywhere."""
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        raise ValueError(f"{owner} has infinite action bounds (low={low}, high={high}): "
+                         "TD3's actor needs finite bounds.")
+    if low.shape != high.shape or not np.all(low < high):
+        raise ValueError(f"{owner} has action bounds low={low} high={high}, which are invalid: they need "
+                         "the same shape and low < high in every dimension.")
 
 
 def _mlp(sizes: list[int]) -> nn.Sequential:

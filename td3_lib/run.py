@@ -47,12 +47,29 @@ def history_csv(history: list[dict]) -> str:
     return out.getvalue()
 
 
-def read_history(path) -> list[dict]:
-    """Read a history CSV back into rows of numbers."""
+def read_rows(path) -> list[dict]:
+    """A CSV file's rows, each value as a number where it is one (an int where the text is an
+    integer) and as text otherwise; empty cells left out. The one reader of the project's tables:
+    histories, sweep summaries and shipped results."""
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    return [{k: (int(float(v)) if k in ("step", "episodes") else float(v)) for k, v in r.items() if v != ""}
-            for r in rows]
+        return [{k: number_or_text(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
+
+
+def number_or_text(text: str):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def read_history(path) -> list[dict]:
+    """Read a history CSV back into rows of numbers (``step`` and ``episodes`` as ints)."""
+    rows = read_rows(path)
+    for row in rows:
+        row.update({k: int(row[k]) for k in ("step", "episodes") if k in row})
+    return rows
 
 
 def best_evaluation(history: list[dict]) -> dict:
@@ -82,8 +99,9 @@ class RunState:
         torch.manual_seed(seed)
         self.agent = agent(obs_dim, low, high, config, device)
         self.buffer = ReplayBuffer(obs_dim, len(low), buffer_capacity(config), device)
-        self.rng = np.random.default_rng(seed)  # exploration noise and random actions
-        self.sample_generator = torch.Generator(device).manual_seed(seed)  # minibatch indices
+        # The run's two streams of randomness (the target-smoothing noise has the agent's own):
+        self.exploration_rng = np.random.default_rng(seed)  # random actions and exploration noise
+        self.minibatch_generator = torch.Generator(device).manual_seed(seed)  # minibatch indices
         self.step = 0  # environment steps taken (t in the paper's Algorithm 1)
         self.episode = 0
         self.history: list[dict] = []
@@ -98,8 +116,8 @@ class RunState:
             "agent": self.agent.state_dict(env_id=self.env_id),
             "t": self.step, "episode": self.episode, "history": self.history, "wall_s": self.wall_s,
             "last_return": self.last_return,
-            "rng": self.rng.bit_generator.state,
-            "sample_generator": self.sample_generator.get_state(),
+            "rng": self.exploration_rng.bit_generator.state,
+            "sample_generator": self.minibatch_generator.get_state(),
             "buffer": self.buffer.state_dict() if with_buffer else None,
         }
 
@@ -109,8 +127,8 @@ class RunState:
         self.step, self.episode = int(state["t"]), int(state["episode"])
         self.history, self.wall_s = list(state["history"]), float(state["wall_s"])
         self.last_return = float(state["last_return"])
-        self.rng.bit_generator.state = state["rng"]
-        self.sample_generator.set_state(state["sample_generator"].cpu())
+        self.exploration_rng.bit_generator.state = state["rng"]
+        self.minibatch_generator.set_state(state["sample_generator"].cpu())
         if state["buffer"] is not None:
             self.buffer.load_state_dict(state["buffer"])
         else:

@@ -152,8 +152,8 @@ def explore(run: RunState, obs, action_space) -> np.ndarray:
     """The behaviour policy: uniform in the bounds for ``start_timesteps`` steps, then
     mu(s) + N(0, (expl_noise * h)^2) per dimension (h its half-range), clipped to the bounds."""
     if run.step < run.config.start_timesteps:
-        return run.rng.uniform(action_space.low, action_space.high).astype(np.float32)
-    return run.agent.act(obs, noise=run.config.expl_noise, rng=run.rng)
+        return run.exploration_rng.uniform(action_space.low, action_space.high).astype(np.float32)
+    return run.agent.act(obs, noise=run.config.expl_noise, rng=run.exploration_rng)
 
 
 def run_loop(run: RunState, env, eval_env, *, probes: Sequence[Probe] = (), progress: bool = False,
@@ -173,7 +173,7 @@ def run_loop(run: RunState, env, eval_env, *, probes: Sequence[Probe] = (), prog
         obs, ep_return = next_obs, ep_return + float(reward)
         run.step += 1
         if run.step > cfg.start_timesteps and len(buffer) >= cfg.batch_size:
-            metrics = run.agent.update(buffer.sample(cfg.batch_size, generator=run.sample_generator))
+            metrics = run.agent.update(buffer.sample(cfg.batch_size, generator=run.minibatch_generator))
             guard.add(metrics["critic_loss"], run.step)
         if run.step % cfg.eval_freq == 0 or run.step == cfg.total_steps:
             record_evaluation(run, eval_env, guard, started, probes)

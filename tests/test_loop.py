@@ -46,7 +46,7 @@ def make_run(env, **cfg):
 
 def copy_rng(run):
     rng = np.random.default_rng()
-    rng.bit_generator.state = run.rng.bit_generator.state
+    rng.bit_generator.state = run.exploration_rng.bit_generator.state
     return rng
 
 

@@ -8,14 +8,14 @@ measurement) listed in ``manifest.json`` with what made it: ``file``,
 
 from __future__ import annotations
 
-import csv
 import json
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from ..plots import value_of
+from ..sweep.summary import final_score, mean_and_std
+from ..run import read_rows
 
 MANIFEST_FIELDS = ("file", "lesson", "env", "command", "seeds", "steps", "wall_s", "version")
 
@@ -42,8 +42,7 @@ def entry(file: str) -> dict:
 def load(file: str) -> list[dict]:
     """The rows of a shipped result, numbers parsed (ints where the text is an integer)."""
     entry(file)
-    with open(results_dir() / file, newline="") as f:
-        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    return read_rows(results_dir() / file)
 
 
 def histories(rows: list[dict], variant: str) -> list[list[dict]]:
@@ -58,24 +57,14 @@ def histories(rows: list[dict], variant: str) -> list[list[dict]]:
 
 def finals(rows: list[dict], variant: str, column="eval_mean", last_k: int = 1) -> np.ndarray:
     """Per seed, the mean of ``column`` (a name, or a function of a row) over the last ``last_k`` evaluations."""
-    return np.array([np.mean([value_of(r, column) for r in history[-last_k:]])
-                     for history in histories(rows, variant)])
+    return np.array([final_score(history, last_k, column) for history in histories(rows, variant)])
 
 
 def score_line(rows: list[dict], variant: str, column="eval_mean", last_k: int = 3, fmt: str = "8.1f") -> str:
     """``variant``, then ``finals`` as mean ± std over seeds (std with ddof 1), then per seed: one table row."""
     x = finals(rows, variant, column, last_k)
-    std = x.std(ddof=1) if len(x) > 1 else float("nan")
-    return f"{variant:26s} {x.mean():{fmt}} ± {std:{fmt}}   " + "  ".join(f"{v:{fmt}}" for v in x)
-
-
-def _number(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    mean, std = mean_and_std(x)
+    return f"{variant:26s} {mean:{fmt}} ± {std:{fmt}}   " + "  ".join(f"{v:{fmt}}" for v in x)
 
 
 def add_to_manifest(new: dict, directory: Path | None = None) -> None:

@@ -6,7 +6,6 @@ computed, for sweeps, the course's shipped results and the benchmarks alike."""
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ..checkpoint import atomic_write_text
-from ..plots import plot_curves
-from ..run import CHECKPOINT_NAME, HISTORY_NAME, read_history
+from ..plots import plot_curves, value_of
+from ..run import CHECKPOINT_NAME, HISTORY_NAME, read_history, read_rows
 from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, grid
 from .tasks import is_running
 
@@ -101,11 +100,19 @@ def load_sweep(out_dir, last_k: int = LAST_K) -> SweepResult:
     return SweepResult(out_dir, spec, runs, summary_rows(spec, runs, last_k), last_k)
 
 
-def final_score(history: list[dict], last_k: int = LAST_K) -> float:
-    """A run's final score: the mean evaluation return of its last ``last_k`` evaluations."""
+def final_score(history: list[dict], last_k: int = LAST_K, column="eval_mean") -> float:
+    """A run's final score: the mean of ``column`` (the evaluation return, or another column, or a
+    function of a row) over its last ``last_k`` evaluations."""
     if last_k < 1:
         raise ValueError(f"last_k={last_k!r}: it must be an integer >= 1.")
-    return float(np.mean([h["eval_mean"] for h in history[-last_k:]]))
+    return float(np.mean([value_of(h, column) for h in history[-last_k:]]))
+
+
+def mean_and_std(scores) -> tuple[float, float]:
+    """Mean and std over seeds (ddof 1: the spread of the seeds as a sample); std is nan below 2 seeds."""
+    scores = np.asarray(scores, dtype=float)
+    mean = float(scores.mean()) if scores.size else float("nan")
+    return mean, float(scores.std(ddof=1)) if scores.size > 1 else float("nan")
 
 
 def bootstrap_ci(scores, confidence: float = 0.95, n_resamples: int = 10_000,
@@ -122,11 +129,9 @@ def bootstrap_ci(scores, confidence: float = 0.95, n_resamples: int = 10_000,
 
 def score_row(env_id: str, variant: str, scores: list[float]) -> dict:
     """One summary row: final scores over seeds -> mean, std (over seeds, ddof 1) and 95% bootstrap CI."""
-    n = len(scores)
-    mean = float(np.mean(scores)) if n else float("nan")
-    std = float(np.std(scores, ddof=1)) if n > 1 else (0.0 if n else float("nan"))
+    mean, std = mean_and_std(scores)
     ci_low, ci_high = bootstrap_ci(scores)
-    return {"env": env_id, "variant": variant, "n_seeds": n, "mean": mean, "std": std,
+    return {"env": env_id, "variant": variant, "n_seeds": len(scores), "mean": mean, "std": std,
             "ci_low": ci_low, "ci_high": ci_high}
 
 
@@ -145,9 +150,7 @@ def write_summary_csv(rows: list[dict], path: Path) -> None:
 
 def read_summary(path) -> list[dict]:
     """``summary.csv`` read back, numbers as numbers."""
-    with open(path, newline="") as f:
-        return [{k: (v if k in ("env", "variant") else int(v) if k == "n_seeds" else float(v))
-                 for k, v in row.items()} for row in csv.DictReader(f)]
+    return read_rows(path)
 
 
 def table2_markdown(spec: dict, rows: list[dict], last_k: int = LAST_K) -> str:

@@ -85,7 +85,7 @@ def train_run(env_id: str, variant: str, seed: int, config: dict, out_dir: str, 
     Writes ``done.json`` when ``train`` returns; when it raises, the traceback
     goes to ``error.txt`` and the outcome says failed (the task itself succeeds).
     """
-    from .training import train
+    from ..training import train
 
     torch.set_num_threads(1)
     if not (Path(out_dir) / SPEC_NAME).exists():
