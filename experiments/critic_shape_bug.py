@@ -6,13 +6,11 @@ squeezed to shape (N,), then ``F.mse_loss(q, y)`` broadcasts (N, 1) against
 Each Q(s_i, a_i) is then pulled towards the mean of all N targets of the
 batch instead of towards its own y_i. Nothing crashes; torch only warns.
 
-``BuggyCriticTD3`` is TD3 with that one change in ``critic_loss``.
-``train`` builds its agent from the ``TD3`` class itself (it takes a config,
-not an agent class), so for the buggy runs this script swaps
-``TD3.critic_loss`` for ``BuggyCriticTD3.critic_loss`` inside a context
-manager (``unittest.mock.patch.object``) and restores it afterwards.
-Everything else (training loop, seeds, evaluation) is ``td3_lib.train``
-with ``preset("Pendulum-v1")`` unchanged.
+The buggy agent is ``td3_lib.course.pitfalls.SqueezedTargetTD3``: TD3 whose
+``critic_loss`` squeezes the target before calling TD3's own (lesson 08's
+pitfall 7), passed to ``train(..., agent=SqueezedTargetTD3)``. Everything
+else (training loop, seeds, evaluation) is ``td3_lib.train`` with
+``preset("Pendulum-v1")`` unchanged.
 
 Usage (the command that wrote td3_lib/results/critic_shape_bug.csv):
 
@@ -27,18 +25,18 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import shlex
 import sys
 import time
 import warnings
 from pathlib import Path
-from unittest import mock
 
 import torch
-import torch.nn.functional as F
 
 import td3_lib
 from td3_lib import TD3, preset, train
+from td3_lib.course.pitfalls import SqueezedTargetTD3
 from td3_lib.results import add_to_manifest, results_dir
 
 ENV_ID = "Pendulum-v1"
@@ -46,26 +44,13 @@ FILE = "critic_shape_bug.csv"
 FIELDS = ("variant", "seed", "step", "eval_mean", "eval_std")
 
 
-class BuggyCriticTD3(TD3):
-    """TD3 whose critic loss compares Q of shape (N, 1) with a target squeezed to (N,)."""
-
-    def critic_loss(self, obs, action, target_q):
-        target_q = target_q.squeeze(-1)  # (N, 1) -> (N,): the bug
-        current_q1, current_q2 = self.critic(obs, action)  # each (N, 1)
-        critic_loss = F.mse_loss(current_q1.float(), target_q)  # broadcasts to (N, N)
-        if self.config.clipped_double_q:
-            critic_loss = critic_loss + F.mse_loss(current_q2.float(), target_q)
-        return critic_loss, current_q1
+AGENTS = {"correct": TD3, "buggy": SqueezedTargetTD3}
 
 
 def run_one(variant: str, seed: int, steps: int | None) -> list[dict]:
-    """One training run; the buggy variant runs with TD3.critic_loss replaced by the buggy one."""
-    config = preset(ENV_ID)
-    if variant == "buggy":
-        with mock.patch.object(TD3, "critic_loss", BuggyCriticTD3.critic_loss):
-            result = train(ENV_ID, config, seed=seed, device="cpu", progress=False, total_steps=steps)
-    else:
-        result = train(ENV_ID, config, seed=seed, device="cpu", progress=False, total_steps=steps)
+    """One training run of the variant's agent class (``AGENTS``)."""
+    config = preset(ENV_ID) if steps is None else dataclasses.replace(preset(ENV_ID), total_steps=steps)
+    result = train(ENV_ID, config, seed=seed, device="cpu", progress=False, agent=AGENTS[variant])
     return [{"variant": variant, "seed": seed, "step": row["step"],
              "eval_mean": round(row["eval_mean"], 3), "eval_std": round(row["eval_std"], 3)}
             for row in result.history]
@@ -102,7 +87,7 @@ def main(argv=None) -> None:
         writer.writerows(rows)
     steps = args.steps if args.steps is not None else preset(ENV_ID).total_steps
     if args.out is None:
-        add_to_manifest({"file": FILE, "lesson": "07", "env": ENV_ID,
+        add_to_manifest({"file": FILE, "lesson": "08", "env": ENV_ID,
                          "command": shlex.join(["python", "experiments/critic_shape_bug.py", *sys.argv[1:]]),
                          "seeds": list(range(args.seeds)), "steps": steps, "wall_s": wall_s,
                          "version": td3_lib.__version__})

@@ -1,7 +1,7 @@
-"""The full-budget experiments behind lessons 02-07, over seeds, shipped in td3_lib/results/.
+"""The full-budget experiments behind lessons 02-08, over seeds, shipped in td3_lib/results/.
 
     python experiments/lesson_results.py pendulum   # lessons 02-05 and 07 on Pendulum-v1
-    python experiments/lesson_results.py pitfalls   # lesson 07's pitfalls on Pendulum-v1
+    python experiments/lesson_results.py pitfalls   # lesson 08's pitfalls on Pendulum-v1
     python experiments/lesson_results.py hopper     # lessons 02, 03 and 07 on HopperBulletEnv-v0
     python experiments/lesson_results.py hopper-v5  # lessons 02, 03, 04 and 07 on MuJoCo's Hopper-v5
 
@@ -10,8 +10,9 @@ torch thread per run): every run is an ordinary ``train`` run whose history
 holds, at each evaluation, the return and the critic's probe
 (``td3_lib.analysis.critic_probe``: value estimate against the true discounted
 return, the value at fixed start states, and the critic's roughness in the
-action). ``pitfalls`` trains TD3 with one bug each, with ``train`` and the
-bug patched in (a process per run, two at a time), on the same settings as
+action). ``pitfalls`` trains TD3 with one bug each (a process per run, two at
+a time): ``train(..., agent=...)`` with the pitfall's TD3 subclass, or on its
+environment wrapper, from ``td3_lib.course.pitfalls``, on the same settings as
 the ``pendulum`` sweep's TD3, whose runs are its correct baseline.
 
 Runs are checkpointed under ``--root`` (default runs/lesson_results): an
@@ -29,14 +30,13 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from unittest import mock
 
-import gymnasium as gym
 import torch
-import torch.nn.functional as F
 
 import td3_lib
-from td3_lib import TD3, load_sweep, make_env, sweep, train
+from td3_lib import load_sweep, sweep, train
+from td3_lib.analysis import critic_probe
+from td3_lib.course.pitfalls import PITFALLS
 from td3_lib.results import add_to_manifest, results_dir
 from td3_lib.run import read_history
 from td3_lib.sweep import parse_seeds, variant_config
@@ -71,7 +71,8 @@ def run_sweeps(name: str, specs: list[dict], args) -> list[dict]:
         out = args.root / f"{name}-{i}"
         if not args.collect:
             result = sweep(spec["envs"], spec["variants"], args.seeds or spec["seeds"], out_dir=out,
-                           steps=args.steps or spec.get("steps"), overrides=spec["overrides"], progress=True)
+                           steps=args.steps or spec.get("steps"), overrides=spec["overrides"], progress=True,
+                           probes=(critic_probe,))
             print(result.report(), flush=True)
             if result.failed:
                 sys.exit(f"{len(result.failed)} runs failed in {out}:\n{result.report()}")
@@ -89,71 +90,40 @@ def labelled(history: list[dict], variant: str, policy_freq: int, seed: int) -> 
 
 
 # ---------------------------------------------------------------------- pitfalls
-class RandInsteadOfRandn:
-    """Pitfall 1: exploration noise drawn with np.random.rand (uniform in [0, 1)) instead of randn."""
-
-    def __init__(self, rng):
-        self.rng = rng
-
-    def normal(self, loc, scale, size):
-        return self.rng.random(size)  # the bug: mean 0.5, never negative
+# The four pitfalls trained over seeds, by their names in td3_lib.course.pitfalls.PITFALLS (and in the CSV).
+PITFALL_RUNS = ("uniform noise (rand)", "target critic as current", "Q1 loss twice", "time limit as terminal")
 
 
-def uniform_noise_act(self, obs, noise=0.0, rng=None):
-    return TD3_ACT(self, obs, noise, RandInsteadOfRandn(rng) if rng is not None else None)
-
-
-def target_critic_as_current_step(self, batch):
-    """Pitfall 2: the current Q taken from the target critic, so the critic is never trained."""
-    target_q = self.target_q(batch)
-    current_q1, current_q2 = self.critic_target(batch.obs, batch.action)  # the bug: must be self.critic
-    critic_loss = F.mse_loss(current_q1, target_q) + F.mse_loss(current_q2, target_q)
-    return critic_loss, current_q1  # no gradient reaches self.critic: nothing to step
-
-
-def q1_loss_twice(self, obs, action, target_q):
-    """Pitfall 3: Q1's loss counted twice, Q2 never trained."""
-    current_q1, current_q2 = self.critic(obs, action)
-    return F.mse_loss(current_q1, target_q) + F.mse_loss(current_q1, target_q), current_q1  # the bug
-
-
-class TimeLimitAsTerminal(gym.Wrapper):
-    """Pitfall 4: the time limit reported as a terminal state, so the buffer stores it as one."""
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        return obs, reward, terminated or truncated, truncated, info  # the bug
-
-
-TD3_ACT = TD3.act
-PITFALLS = {  # name -> (the TD3 method patched and its buggy version, or None; env wrapper or None)
-    "uniform noise (rand)": (("act", uniform_noise_act), None),
-    "target critic as current": (("critic_step", target_critic_as_current_step), None),
-    "Q1 loss twice": (("critic_loss", q1_loss_twice), None),
-    "time limit as terminal": (None, TimeLimitAsTerminal),
-}
-
-
-def pitfall_run(job: tuple[str, int, str]) -> list[dict]:
+def pitfall_run(job: tuple[str, int, str, int | None]) -> list[dict]:
     """One run of TD3 with one pitfall, checkpointed in ``run_dir`` (resumed if there)."""
     name, seed, run_dir, steps = job
     torch.set_num_threads(1)
-    patch, wrapper = PITFALLS[name]
-    env = make_env("Pendulum-v1") if wrapper is None else wrapper(make_env("Pendulum-v1"))
-    config = variant_config("Pendulum-v1", "TD3", PENDULUM["overrides"])
-    patcher = mock.patch.object(TD3, *patch) if patch else mock.patch.object(TD3, "act", TD3_ACT)
-    with patcher:
-        result = train(env, config, seed=seed, device="cpu", checkpoint_dir=run_dir, resume=True,
-                       progress=False, total_steps=steps)
+    pitfall = PITFALLS[name]
+    config = variant_config("Pendulum-v1", "TD3", PENDULUM["overrides"], steps)
+    result = train(pitfall.make_env("Pendulum-v1"), config, agent=pitfall.agent, seed=seed, device="cpu",
+                   checkpoint_dir=run_dir, resume=True, progress=False, probes=(critic_probe,))
     return labelled(result.history, name, config.policy_freq, seed)
+
+
+def finished_pitfall_run(job: tuple[str, int, str, int | None]) -> list[dict]:
+    """The history of a pitfall run that reached its budget, read back; none for an unfinished one."""
+    name, seed, run_dir, steps = job
+    history = Path(run_dir) / "history.csv"
+    config = variant_config("Pendulum-v1", "TD3", PENDULUM["overrides"], steps)
+    rows = read_history(history) if history.exists() else []
+    finished = rows and rows[-1]["step"] >= config.total_steps
+    return labelled(rows, name, config.policy_freq, seed) if finished else []
 
 
 def run_pitfalls(args) -> list[dict]:
     seeds = args.seeds or SEEDS
     jobs = [(name, seed, str(args.root / "pitfalls" / name.replace(" ", "_") / f"seed{seed}"), args.steps)
-            for name in PITFALLS for seed in seeds]
-    with multiprocessing.get_context("spawn").Pool(2, maxtasksperchild=1) as pool:
-        rows = [row for rows in pool.imap(pitfall_run, jobs) for row in rows]
+            for name in PITFALL_RUNS for seed in seeds]
+    if args.collect:  # train nothing: the histories of the runs finished so far
+        rows = [row for job in jobs for row in finished_pitfall_run(job)]
+    else:
+        with multiprocessing.get_context("spawn").Pool(2, maxtasksperchild=1) as pool:
+            rows = [row for rows in pool.imap(pitfall_run, jobs) for row in rows]
     baseline = args.root / "pendulum-0" / "Pendulum-v1" / "TD3"
     for seed in seeds:
         history = baseline / f"seed{seed}" / "history.csv"
@@ -168,7 +138,7 @@ EXPERIMENTS = {
     "pendulum": dict(file="pendulum_variants.csv", lesson="02 03 04 05 07", env="Pendulum-v1",
                      steps=td3_lib.preset("Pendulum-v1").total_steps,
                      run=lambda args: run_sweeps("pendulum", [PENDULUM, PENDULUM_D5], args)),
-    "pitfalls": dict(file="pitfalls_pendulum.csv", lesson="07", env="Pendulum-v1",
+    "pitfalls": dict(file="pitfalls_pendulum.csv", lesson="08", env="Pendulum-v1",
                      steps=td3_lib.preset("Pendulum-v1").total_steps, run=run_pitfalls),
     "hopper-v5": dict(file="hopper_v5_variants.csv", lesson="02 03 04 07", env="Hopper-v5",
                       steps=HOPPER_V5["steps"], run=lambda args: run_sweeps("hopper-v5", [HOPPER_V5], args)),

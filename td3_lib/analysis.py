@@ -52,9 +52,10 @@ def value_bias(agent: TD3, env_or_id, episodes: int = 5, seed: int = 0, horizon:
     ``seed``, ``seed + 1``, ...); on the first ``horizon`` states of each
     (default: half the episode, so the return still sees many steps ahead)
     compare Q(s, mu(s)) with the discounted return of that one rollout from s,
-    cut at the episode's end. The paper's method differs: it averages over
-    10,000 states sampled from the replay buffer, each valued by 1,000
-    rollouts of the current policy. ``critic`` is "q1" or "min" (min of the twins).
+    cut at the episode's end. The paper's method differs (Section 4.1, Figure 1):
+    it averages the estimate over 10,000 states and compares it with the average
+    discounted return over 1,000 episodes of the current policy, started from
+    states sampled from the replay buffer. ``critic`` is "q1" or "min" (min of the twins).
     """
     env = make_env(env_or_id) if isinstance(env_or_id, str) else env_or_id
     try:
@@ -160,3 +161,44 @@ def value_jitter(history: list[dict], after_step: int = 0, column: str = "q_star
     of ``column`` between consecutive evaluations after ``after_step`` (e.g. once learning starts)."""
     values = [h[column] for h in history if h["step"] > after_step]
     return float(np.std(np.diff(values), ddof=1)) if len(values) > 2 else float("nan")
+
+
+class ValueTrace:
+    """A ``train`` callback (lesson 05): the critic's value estimate on fixed states, at every evaluation.
+
+    ``train(..., callback=trace)`` calls it after each evaluation; it appends the
+    step to ``steps`` and the mean over ``states`` of Q1(s, mu(s)) to ``values``.
+    With the same states at every call, the trace shows how the estimate of the same
+    thing moves as the critic (and the actor) learn; evaluate often (a small
+    ``eval_freq``) to see how much it scatters.
+    """
+
+    def __init__(self, states):
+        self.states = np.asarray(states, dtype=np.float32)
+        self.steps: list[int] = []
+        self.values: list[float] = []
+
+    def __call__(self, step: int, agent: TD3) -> None:
+        q1, _ = critic_values(agent, self.states)
+        self.steps.append(int(step))
+        self.values.append(float(q1.mean()))
+
+
+def residual_spread(values, window: int = 11) -> float:
+    """How much a trace scatters around its own trend (lesson 05), not how far the trend moves.
+
+    The residuals r_t = v_t - mean(v_{t-k}, ..., v_{t+k}), around the centred moving
+    average of ``window`` = 2k + 1 points, for every t with a full window; the result
+    is their std (ddof 0). A trend linear or quadratic across the window leaves the
+    same residual at every t, so it scores 0 however fast it rises or falls; white
+    noise of std sigma scores about sigma * sqrt(1 - 1/window). Nan when fewer than
+    two full windows fit.
+    """
+    if window < 3 or window % 2 == 0:
+        raise ValueError(f"window={window!r} is invalid: it must be an odd integer >= 3.")
+    v = np.asarray(values, dtype=float)
+    if v.size < window + 1:
+        return float("nan")
+    trend = np.convolve(v, np.ones(window) / window, mode="valid")  # centred on v[k:-k]
+    k = window // 2
+    return float(np.std(v[k:v.size - k] - trend))

@@ -10,7 +10,7 @@ from td3_lib.analysis import bias_on_episodes, critic_probe, peak_height, roughn
 from td3_lib.plots import over_seeds
 from td3_lib.results import histories
 from td3_lib.rollout import Episode
-from td3_lib.run import HISTORY_FIELDS, read_history
+from td3_lib.run import BASE_FIELDS, read_history
 
 LOW, HIGH = np.array([-2.0, 0.0], np.float32), np.array([2.0, 10.0], np.float32)  # half-ranges 2 and 5
 
@@ -115,11 +115,18 @@ def test_probe_of_a_constant_critic():
 
 
 def test_history_records_the_probe_and_old_histories_still_read(tmp_path):
+    """The history holds the base columns, each probe's columns and wall_s; without probes, no q_* column."""
     cfg = TD3Config(hidden_sizes=(16, 16), start_timesteps=100, total_steps=300, eval_freq=100,
                     eval_episodes=1, batch_size=32)
-    result = train("Pendulum-v1", cfg, seed=0, device="cpu", checkpoint_dir=tmp_path, progress=False)
+    result = train("Pendulum-v1", cfg, seed=0, device="cpu", checkpoint_dir=tmp_path, progress=False,
+                   probes=(critic_probe,))
     saved = read_history(tmp_path / "history.csv")
-    assert list(saved[0]) == list(HISTORY_FIELDS)
+    probe_keys = ["q_estimate", "q_true", "q_start", "q_roughness", "q_peak"]
+    assert list(saved[0]) == [*BASE_FIELDS, *probe_keys, "wall_s"]
+    plain = train("Pendulum-v1", cfg, seed=0, device="cpu", checkpoint_dir=tmp_path / "plain", progress=False,
+                  probes=())
+    assert list(read_history(tmp_path / "plain" / "history.csv")[0]) == [*BASE_FIELDS, "wall_s"]
+    assert [h["eval_mean"] for h in plain.history] == [h["eval_mean"] for h in result.history]
     for row in result.history:
         assert all(np.isfinite(row[k]) for k in ("q_estimate", "q_true", "q_start", "q_roughness", "q_peak"))
     assert np.isfinite(result.history[-1]["critic_loss"])  # the mean of the 100 losses since the last evaluation

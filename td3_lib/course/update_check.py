@@ -1,0 +1,202 @@
+"""The check of lesson 06's exercise: the learner's whole TD3 update against ``TD3.update``.
+
+The learner writes ``td3_update(agent, batch, it)``, steps (3) to (8) of the
+paper's Algorithm 1. ``check_td3_update`` runs it and ``TD3.update`` side by
+side on two identical agents and the same minibatches, and compares them at
+every point where the update changes something: after the critic's optimiser
+step, after the actor's, and at the end of the iteration (after the soft
+updates). At each point it compares the four networks' values, and which of
+them changed since the previous point: a step done in the wrong order moves
+the wrong network at the wrong time, however small the move.
+
+While the learner's function runs, the agent's own update steps (``update``,
+``target_q``, ``critic_loss``, ``critic_step``, ``actor_loss``, ``actor_step``)
+raise, called on the agent or through the class (``TD3.target_q(agent, batch)``),
+so the check cannot be passed by delegating to them. The pure functions of
+lessons 1 to 5 (``bellman_target``, ``clipped_double_q``,
+``smooth_target_action``, ``soft_update``) stay allowed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Callable
+from unittest import mock
+
+import numpy as np
+import torch
+
+from ..agent import TD3
+from ..buffer import Batch
+from ..config import TD3Config
+
+STEP_METHODS = {"update": "(2)-(8)", "target_q": "(3)-(4)", "critic_loss": "(5)", "critic_step": "(5)",
+                "actor_loss": "(7)", "actor_step": "(7)-(8)"}
+"""TD3's update steps, switched off while the learner's function runs, and the steps each one does."""
+NETWORKS = ("critic", "critic_target", "actor", "actor_target")
+RTOL, ATOL = 1.3e-6, 1e-5
+"""torch's float32 tolerances: what two correct updates written differently stay within."""
+
+
+class SwitchedOff(RuntimeError):
+    """A TD3 update step called while the learner's own update is checked."""
+
+
+@dataclass
+class Case:
+    """One setting the learner's update is checked in."""
+
+    label: str
+    config: TD3Config
+    low: np.ndarray
+    high: np.ndarray
+
+
+CASES = (
+    Case("the default config and bounds [-1, 1]", TD3Config(hidden_sizes=(64, 64)), -np.ones(4), np.ones(4)),
+    Case("policy_freq=3, tau=0.1, discount=0.9, learning rates 1e-2 and uneven bounds",
+         TD3Config(hidden_sizes=(64, 64), policy_freq=3, tau=0.1, discount=0.9, actor_lr=1e-2, critic_lr=1e-2),
+         np.array([-1.0, -2.0, 0.0, -0.5]), np.array([1.0, 2.0, 3.0, 0.5])),
+)
+
+
+def refusal(name: str, calls: list) -> Callable:
+    def refuse(*args, **kwargs):
+        calls.append(name)
+        raise SwitchedOff(f"TD3.{name} is switched off in this check: write step {STEP_METHODS[name]} "
+                          "yourself")
+    return refuse
+
+
+@contextlib.contextmanager
+def steps_switched_off(calls: list):
+    """Inside, every TD3 update step raises (and is logged in ``calls``), however it is called."""
+    with contextlib.ExitStack() as stack:
+        for name in STEP_METHODS:
+            stack.enter_context(mock.patch.object(TD3, name, refusal(name, calls)))
+        yield
+
+
+def snapshot(agent: TD3) -> dict[str, list[torch.Tensor]]:
+    return {name: [p.detach().clone() for p in getattr(agent, name).parameters()] for name in NETWORKS}
+
+
+class StepLog:
+    """The optimiser steps an agent takes, in order, each with the four networks right after it."""
+
+    def __init__(self, agent: TD3):
+        self.agent = agent
+        self.points: list[tuple[str, dict]] = []
+        self.handles = [optimizer.register_step_post_hook(self.recorder(kind))
+                        for kind, optimizer in (("critic", agent.critic_optimizer),
+                                                ("actor", agent.actor_optimizer))]
+
+    def recorder(self, kind: str) -> Callable:
+        def record(optimizer, args, kwargs):
+            self.points.append((f"the {kind}'s optimiser step", snapshot(self.agent)))
+        return record
+
+    def iteration(self, start: dict) -> list[tuple[str, dict]]:
+        """The points of the iteration just run: its start, each optimiser step, its end."""
+        points = [("the start of the iteration", start), *self.points,
+                  ("the end of the iteration", snapshot(self.agent))]
+        self.points = []
+        return points
+
+    def close(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+def random_batch(g: torch.Generator, low, high, n: int = 256, obs_dim: int = 24) -> Batch:
+    low, high = torch.as_tensor(low, dtype=torch.float32), torch.as_tensor(high, dtype=torch.float32)
+    return Batch(obs=torch.randn(n, obs_dim, generator=g),
+                 action=low + (high - low) * torch.rand(n, len(low), generator=g),
+                 reward=torch.randn(n, 1, generator=g), next_obs=torch.randn(n, obs_dim, generator=g),
+                 not_done=(torch.rand(n, 1, generator=g) > 0.05).float())
+
+
+def changed(before: dict, after: dict) -> set[str]:
+    return {name for name in NETWORKS if not all(torch.equal(a, b) for a, b in zip(before[name], after[name]))}
+
+
+def differs(mine: dict, yours: dict, name: str) -> float | None:
+    """The largest difference in network ``name`` if it is beyond tolerance, else None."""
+    pairs = list(zip(mine[name], yours[name]))
+    if all(torch.allclose(a, b, rtol=RTOL, atol=ATOL) for a, b in pairs):
+        return None
+    return max(float((a - b).abs().max()) for a, b in pairs)
+
+
+def compare_iteration(mine: list, yours: list, where: str) -> str | None:
+    """Why the learner's iteration differs from TD3.update's, or None when it matches."""
+    kinds = [label for label, _ in mine[1:-1]], [label for label, _ in yours[1:-1]]
+    if kinds[0] != kinds[1]:
+        return (f"{where}, TD3.update takes {len(kinds[0])} optimiser step(s): {', '.join(kinds[0]) or 'none'}; "
+                f"your function took {len(kinds[1])}: {', '.join(kinds[1]) or 'none'}.")
+    for i in range(1, len(mine)):
+        (label, ref), (_, got) = mine[i], yours[i]
+        expected, moved = changed(mine[i - 1][1], ref), changed(yours[i - 1][1], got)
+        if expected != moved:
+            return (f"{where}, from {mine[i - 1][0]} to {label}, TD3.update changes "
+                    f"{', '.join(sorted(expected)) or 'no network'}; yours changed "
+                    f"{', '.join(sorted(moved)) or 'no network'}.")
+        for name in NETWORKS:
+            gap = differs(ref, got, name)
+            if gap is not None:
+                return f"{where}, at {label}, your {name} differs from TD3.update's (by up to {gap:.2g})."
+    return None
+
+
+def run_case(fn: Callable, case: Case, iterations: int) -> str | None:
+    """Run ``fn`` and TD3.update side by side in one case; why they differ, or None."""
+    torch.manual_seed(0)
+    lib_agent = TD3(obs_dim=24, action_low=case.low, action_high=case.high, config=case.config)
+    your_agent = TD3.from_state_dict(lib_agent.state_dict())  # same weights, same noise generator state
+    logs, g = (StepLog(lib_agent), StepLog(your_agent)), torch.Generator().manual_seed(1)
+    try:
+        for it in range(1, iterations + 1):
+            batch, starts = random_batch(g, case.low, case.high), (snapshot(lib_agent), snapshot(your_agent))
+            lib_agent.update(batch)
+            problem = run_learner(fn, your_agent, batch, it, case.label)
+            kind = "an actor iteration" if it % case.config.policy_freq == 0 else "a critic-only iteration"
+            where = f"With {case.label}, in iteration {it} ({kind})"
+            problem = problem or compare_iteration(logs[0].iteration(starts[0]), logs[1].iteration(starts[1]),
+                                                   where)
+            if problem:
+                return problem
+    finally:
+        for log in logs:
+            log.close()
+    return None
+
+
+def run_learner(fn: Callable, agent: TD3, batch: Batch, it: int, label: str) -> str | None:
+    """Call the learner's function with TD3's own steps switched off; what went wrong, or None."""
+    calls: list[str] = []
+    try:
+        with steps_switched_off(calls):
+            fn(agent, batch, it)
+    except NotImplementedError:
+        return "td3_update still raises NotImplementedError; write its body and run both cells again."
+    except Exception as error:
+        if not calls:
+            return f"with {label}, td3_update raised {type(error).__name__}: {error}"
+    if calls:  # raised, or called and the error caught
+        return (f"your function called TD3.{calls[0]}, which is switched off in this check: write step "
+                f"{STEP_METHODS[calls[0]]} yourself.")
+    return None
+
+
+def check_td3_update(fn: Callable, iterations: int = 6) -> bool:
+    """Print whether ``fn(agent, batch, it)`` does what ``TD3.update`` does; return it."""
+    for case in CASES:
+        problem = run_case(fn, case, iterations)
+        if problem:
+            print(f"Not yet: {problem}")
+            return False
+    print(f"Passed: critic, critic_target, actor and actor_target match TD3.update after each optimiser "
+          f"step and at the end of each of {iterations} iterations, with {CASES[0].label} and with "
+          f"{CASES[1].label}.")
+    return True

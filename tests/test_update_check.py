@@ -1,0 +1,208 @@
+"""Lesson 06's check of the learner's whole update: it passes right solutions and fails wrong ones.
+
+Each wrong solution below is one mistake away from a right one: a step delegated to TD3's own
+methods, steps in the wrong order, a missing trick. Each must fail, with a message that says where.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from td3_lib import TD3, bellman_target, clipped_double_q, smooth_target_action, soft_update
+from td3_lib.course import update_check
+from td3_lib.course.update_check import check_td3_update
+
+
+# ------------------------------------------------------------------ the pieces of a solution
+def target(agent, batch, smoothing=True, minimum=True):
+    """Steps (3) and (4): the smoothed target action and y."""
+    cfg = agent.config
+    with torch.no_grad():
+        next_action = agent.actor_target(batch.next_obs)
+        if smoothing:
+            half_range = (agent.high - agent.low) / 2
+            noise = torch.randn(next_action.shape, generator=agent.generator) * (cfg.policy_noise * half_range)
+            noise = torch.maximum(torch.minimum(noise, cfg.noise_clip * half_range), -cfg.noise_clip * half_range)
+            next_action = torch.maximum(torch.minimum(next_action + noise, agent.high), agent.low)
+        target_q1, target_q2 = agent.critic_target(batch.next_obs, next_action)
+        next_q = torch.minimum(target_q1, target_q2) if minimum else target_q1
+        return batch.reward + cfg.discount * batch.not_done * next_q
+
+
+def critic_step(agent, batch, y):
+    """Step (5)."""
+    current_q1, current_q2 = agent.critic(batch.obs, batch.action)
+    loss = F.mse_loss(current_q1, y) + F.mse_loss(current_q2, y)
+    agent.critic_optimizer.zero_grad()
+    loss.backward()
+    agent.critic_optimizer.step()
+
+
+def actor_step(agent, batch):
+    """Step (7)."""
+    loss = -agent.critic.q1(batch.obs, agent.actor(batch.obs)).mean()
+    agent.actor_optimizer.zero_grad()
+    loss.backward()
+    agent.actor_optimizer.step()
+
+
+def soft_updates(agent):
+    """Step (8), parameter by parameter."""
+    tau = agent.config.tau
+    with torch.no_grad():
+        for net, target_net in ((agent.critic, agent.critic_target), (agent.actor, agent.actor_target)):
+            for param, target_param in zip(net.parameters(), target_net.parameters()):
+                target_param.copy_(tau * param + (1 - tau) * target_param)
+
+
+# ------------------------------------------------------------------ right solutions
+def right(agent, batch, it):
+    critic_step(agent, batch, target(agent, batch))
+    if it % agent.config.policy_freq == 0:
+        actor_step(agent, batch)
+        soft_updates(agent)
+
+
+def right_with_library_pieces(agent, batch, it):
+    """The same update composed of td3_lib's pure functions (lessons 1 to 5), as TD3 composes it."""
+    cfg = agent.config
+    with torch.no_grad():
+        next_action = smooth_target_action(agent.actor_target(batch.next_obs), agent.low, agent.high,
+                                           cfg.policy_noise, cfg.noise_clip, generator=agent.generator)
+        y = bellman_target(batch.reward, batch.not_done,
+                           clipped_double_q(*agent.critic_target(batch.next_obs, next_action)), cfg.discount)
+    critic_step(agent, batch, y)
+    if it % cfg.policy_freq == 0:
+        actor_step(agent, batch)
+        soft_update((agent.critic, agent.actor), (agent.critic_target, agent.actor_target), cfg.tau)
+
+
+# ------------------------------------------------------------------ wrong solutions
+def delegates_through_the_class(agent, batch, it):
+    TD3.update(agent, batch)
+
+
+def delegates_the_target(agent, batch, it):
+    critic_step(agent, batch, TD3.target_q(agent, batch))
+    if it % agent.config.policy_freq == 0:
+        actor_step(agent, batch)
+        soft_updates(agent)
+
+
+def delegates_the_actor_step_and_hides_it(agent, batch, it):
+    critic_step(agent, batch, target(agent, batch))
+    if it % agent.config.policy_freq == 0:
+        try:
+            agent.actor_step(batch)
+        except Exception:
+            actor_step(agent, batch)
+            soft_updates(agent)
+
+
+def soft_update_before_the_actor_step(agent, batch, it):
+    critic_step(agent, batch, target(agent, batch))
+    if it % agent.config.policy_freq == 0:
+        soft_updates(agent)
+        actor_step(agent, batch)
+
+
+def actor_step_before_the_critic_step(agent, batch, it):
+    if it % agent.config.policy_freq == 0:
+        actor_step(agent, batch)
+    critic_step(agent, batch, target(agent, batch))
+    if it % agent.config.policy_freq == 0:
+        soft_updates(agent)
+
+
+def no_minimum(agent, batch, it):
+    critic_step(agent, batch, target(agent, batch, minimum=False))
+    if it % agent.config.policy_freq == 0:
+        actor_step(agent, batch)
+        soft_updates(agent)
+
+
+def no_smoothing(agent, batch, it):
+    critic_step(agent, batch, target(agent, batch, smoothing=False))
+    if it % agent.config.policy_freq == 0:
+        actor_step(agent, batch)
+        soft_updates(agent)
+
+
+def no_delay(agent, batch, it):
+    critic_step(agent, batch, target(agent, batch))
+    actor_step(agent, batch)
+    soft_updates(agent)
+
+
+def soft_update_every_iteration(agent, batch, it):
+    critic_step(agent, batch, target(agent, batch))
+    if it % agent.config.policy_freq == 0:
+        actor_step(agent, batch)
+    soft_updates(agent)
+
+
+def not_written(agent, batch, it):
+    raise NotImplementedError
+
+
+@pytest.mark.parametrize("solution", [right, right_with_library_pieces], ids=lambda f: f.__name__)
+def test_a_right_update_passes(solution, capsys):
+    assert check_td3_update(solution) is True
+    assert capsys.readouterr().out.startswith("Passed: critic, critic_target, actor and actor_target match")
+
+
+@pytest.mark.parametrize("solution, says", [
+    (delegates_through_the_class, "your function called TD3.update, which is switched off in this check"),
+    (delegates_the_target, "your function called TD3.target_q, which is switched off in this check: "
+                           "write step (3)-(4) yourself"),
+    (delegates_the_actor_step_and_hides_it, "your function called TD3.actor_step"),
+    (soft_update_before_the_actor_step, "in iteration 2 (an actor iteration), from the critic's optimiser step "
+                                        "to the actor's optimiser step, TD3.update changes actor; yours changed "
+                                        "actor, actor_target, critic_target"),
+    (actor_step_before_the_critic_step, "in iteration 2 (an actor iteration), TD3.update takes 2 optimiser "
+                                        "step(s): the critic's optimiser step, the actor's optimiser step; your "
+                                        "function took 2: the actor's optimiser step, the critic's"),
+    (no_minimum, "in iteration 1 (a critic-only iteration), at the critic's optimiser step, your critic differs"),
+    (no_smoothing, "in iteration 1 (a critic-only iteration), at the critic's optimiser step, your critic differs"),
+    (no_delay, "in iteration 1 (a critic-only iteration), TD3.update takes 1 optimiser step(s): the critic's "
+               "optimiser step; your function took 2"),
+    (soft_update_every_iteration, "in iteration 1 (a critic-only iteration), from the critic's optimiser step "
+                                  "to the end of the iteration, TD3.update changes no network; yours changed "
+                                  "actor_target, critic_target"),
+    (not_written, "td3_update still raises NotImplementedError"),
+], ids=lambda x: x.__name__ if callable(x) else "")
+def test_a_wrong_update_fails_and_says_where(solution, says, capsys):
+    assert check_td3_update(solution) is False
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet: ") and says in out, out
+
+
+def largest_gap(solution, case, iterations=6) -> float:
+    """After ``iterations``, the largest difference between ``solution``'s networks and TD3.update's."""
+    torch.manual_seed(0)
+    lib_agent = TD3(obs_dim=24, action_low=case.low, action_high=case.high, config=case.config)
+    agent = TD3.from_state_dict(lib_agent.state_dict())
+    g = torch.Generator().manual_seed(1)
+    for it in range(1, iterations + 1):
+        batch = update_check.random_batch(g, case.low, case.high)
+        lib_agent.update(batch)
+        solution(agent, batch, it)
+    mine, yours = update_check.snapshot(lib_agent), update_check.snapshot(agent)
+    return max(float((a - b).abs().max()) for name in update_check.NETWORKS for a, b in zip(mine[name], yours[name]))
+
+
+def test_in_the_case_with_large_steps_an_order_error_is_far_beyond_the_tolerance():
+    """With the default tau and learning rates a soft update before the actor step moves the targets by
+    about tau * lr (1.5e-6, inside the tolerance: only which network moved when gives it away); in the
+    second case (tau 0.1, learning rates 1e-2) every order error is a hundred times the tolerance."""
+    default, large = update_check.CASES
+    assert largest_gap(soft_update_before_the_actor_step, default) < update_check.ATOL
+    for solution in (soft_update_before_the_actor_step, actor_step_before_the_critic_step, no_minimum, no_smoothing):
+        assert largest_gap(solution, large) > 100 * update_check.ATOL, solution.__name__
+    assert largest_gap(right, large) < update_check.ATOL / 100
+
+
+def test_the_check_leaves_td3_whole(capsys):
+    check_td3_update(delegates_the_target)
+    capsys.readouterr()
+    assert TD3.target_q.__qualname__ == "TD3.target_q" and TD3.update.__qualname__ == "TD3.update"
