@@ -51,7 +51,7 @@ def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="
           checkpoint_dir=None, progress: bool = True, resume: bool = False,
           save_buffer: bool = False, callback: Callable[[int, TD3], None] | None = None,
           eval_env: gym.Env | None = None, agent: type[TD3] = TD3,
-          probes: Sequence[Probe] | None = None) -> TrainResult:
+          probes: Sequence[Probe] = ()) -> TrainResult:
     """Train TD3 on an environment (an id or a gymnasium env) and return the agent and its history.
 
     Random actions for ``start_timesteps``, then mu(s) plus Gaussian noise of
@@ -72,9 +72,6 @@ def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="
     each history row beside the return (the course's critic probes, for
     example). ``callback(step, agent)`` runs after each evaluation.
     """
-    if probes is None:  # XXX-TRANSITION: until the lessons pass their probes
-        from .analysis import critic_probe
-        probes = (critic_probe,)
     env, env_id = open_env(env_or_id)
     opened = [env] if isinstance(env_or_id, str) else []
     try:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tqdm.auto import tqdm
+from ..progress import progress_bar
 
 from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SWITCHES, VARIANTS, SweepRun, check_overrides, grid,
                    open_sweep_dir, parse_overrides, parse_seeds, spec_difference, submission_order, sweep_spec,
@@ -82,8 +82,8 @@ def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = N
     if todo:
         with ray_session(address) as ray_start_s:
             where = placement(device, gpus_per_run)
-            with tqdm(total=len(runs), initial=len(runs) - len(todo), unit="run", desc="sweep",
-                      disable=not progress, dynamic_ncols=True) as bar:
+            with progress_bar(total=len(runs), initial=len(runs) - len(todo), unit="run", desc="sweep",
+                              disable=not progress, dynamic_ncols=True) as bar:
                 run_on_ray(todo, spec, out_dir, where, bar, probes)
     result = summarize(out_dir, last_k)
     result.wall_s, result.ray_start_s = time.perf_counter() - started, ray_start_s
