@@ -26,8 +26,11 @@ def test_every_shipped_agent_has_a_bar_and_a_curve():
 
 def needs_its_extra(env_id: str):
     """PyBullet's agents are tested where the optional bullet extra is installed."""
-    missing = "Bullet" in env_id and importlib.util.find_spec("pybullet_envs_gymnasium") is None
-    return pytest.param(env_id, marks=pytest.mark.skipif(missing, reason="needs the bullet extra"))
+    if "Bullet" not in env_id:
+        return env_id
+    missing = importlib.util.find_spec("pybullet_envs_gymnasium") is None
+    return pytest.param(env_id, marks=[pytest.mark.skipif(missing, reason="needs the bullet extra"),
+                                       pytest.mark.slow])  # PyBullet's Ant: seconds per episode
 
 
 @pytest.mark.parametrize("env_id", [needs_its_extra(e) for e in available()])
@@ -42,6 +45,7 @@ def test_unknown_pretrained_is_a_clear_error():
         load_pretrained("Nope-v0")
 
 
+@pytest.mark.slow
 def test_run_keeps_the_best_evaluated_actor_and_exports_it(tmp_path):
     cfg = TD3Config(hidden_sizes=(32, 32), start_timesteps=200, total_steps=1500, eval_freq=300,
                     eval_episodes=1, batch_size=32)
