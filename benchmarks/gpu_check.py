@@ -46,11 +46,10 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from td3_lib import TD3, ReplayBuffer, TD3Config, make_env, preset, train
+from td3_lib.buffer import random_transitions  # the same random data as update_speed.py
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from td3_lib import TD3, ReplayBuffer, TD3Config, make_env, preset, train  # noqa: E402
-from update_speed import random_transitions  # noqa: E402  (the same random data as update_speed.py)
 
 OBS_DIM, ACTION_DIM = 24, 4  # BipedalWalker-v3's, as update_speed.py
 CONTENDERS = ("eager", "compile", "cuda_graph", "compile+cuda_graph")

@@ -79,23 +79,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from td3_lib import TD3, ReplayBuffer, TD3Config
+from td3_lib.buffer import random_transitions
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 # ----------------------------------------------------------- shared data
-def random_transitions(n: int, obs_dim: int, action_dim: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """n random transitions, the same for every contender's buffer."""
-    rng = np.random.default_rng(seed)
-    return {
-        "obs": rng.standard_normal((n, obs_dim), dtype=np.float32),
-        "action": rng.uniform(-1, 1, (n, action_dim)).astype(np.float32),
-        "reward": rng.standard_normal((n, 1), dtype=np.float32),
-        "next_obs": rng.standard_normal((n, obs_dim), dtype=np.float32),
-        "not_done": (rng.random((n, 1)) > 0.01).astype(np.float32),
-    }
-
-
 # ------------------------------------------------------------- td3_lib
 def compile_update(agent: TD3) -> None:
     """Wrap this agent's three network passes (target Q, critic loss, actor loss) in torch.compile.

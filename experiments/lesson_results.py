@@ -1,4 +1,4 @@
-"""The full-budget experiments behind lessons 02-08, over seeds, shipped in td3_lib/results/.
+"""The full-budget experiments behind lessons 02-08, over seeds, shipped in td3_lib/course/results/.
 
     python experiments/lesson_results.py pendulum   # lessons 02-05 and 07 on Pendulum-v1
     python experiments/lesson_results.py pitfalls   # lesson 08's pitfalls on Pendulum-v1
@@ -8,7 +8,7 @@
 ``pendulum`` and ``hopper`` are sweeps (``td3_lib.sweep``, Ray, one CPU and one
 torch thread per run): every run is an ordinary ``train`` run whose history
 holds, at each evaluation, the return and the critic's probe
-(``td3_lib.analysis.critic_probe``: value estimate against the true discounted
+(``td3_lib.course.analysis.critic_probe``: value estimate against the true discounted
 return, the value at fixed start states, and the critic's roughness in the
 action). ``pitfalls`` trains TD3 with one bug each (a process per run, two at
 a time): ``train(..., agent=...)`` with the pitfall's TD3 subclass, or on its
@@ -17,29 +17,29 @@ the ``pendulum`` sweep's TD3, whose runs are its correct baseline.
 
 Runs are checkpointed under ``--root`` (default runs/lesson_results): an
 interrupted experiment started again resumes its unfinished runs and skips the
-finished ones. At the end the per-seed histories are written as one CSV into
-td3_lib/results/ and listed in its manifest with this command.
+finished ones. At the end the per-seed histories are written as one CSV, with
+its manifest entry (this command), into ``--out`` (default runs/results);
+``python -m td3_lib.course.results publish runs/results/FILE`` ships it in
+td3_lib/course/results/. ``--collect`` trains nothing and writes the CSV from
+the runs finished so far.
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
 import multiprocessing
-import shlex
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 import td3_lib
 from td3_lib import load_sweep, sweep, train
-from td3_lib.analysis import critic_probe
+from td3_lib.course.analysis import critic_probe
 from td3_lib.course.pitfalls import PITFALLS
-from td3_lib.results import add_to_manifest, results_dir
 from td3_lib.run import read_history
-from td3_lib.sweep import parse_seeds, variant_config
+from td3_lib.sweep import variant_config
+
+from common import finish, options
 
 SEEDS = [0, 1, 2, 3, 4]
 PENDULUM = dict(envs=["Pendulum-v1"], variants=["TD3", "TD3-DP", "TD3-TPS", "TD3-CDQ", "DDPG", "DDPG+CDQ"],
@@ -147,44 +147,15 @@ EXPERIMENTS = {
 }
 
 
-def write_csv(rows: list[dict], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
-    parser.add_argument("--root", type=Path, default=Path("runs/lesson_results"),
-                        help="where the runs are checkpointed (default runs/lesson_results)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="write the CSV here instead of td3_lib/results/ (the manifest is left alone)")
-    parser.add_argument("--seeds", type=parse_seeds, default=None,
-                        help="only these seeds, e.g. 0,1 (for trying the script; use with --out)")
-    parser.add_argument("--steps", type=int, default=None,
-                        help="environment steps per run instead of the experiment's (for trying; use with --out)")
+    parser = options(__doc__, "runs/lesson_results", EXPERIMENTS)
     parser.add_argument("--collect", action="store_true",
                         help="train nothing: write the CSV from the runs finished so far")
     args = parser.parse_args(argv)
-    if (args.seeds or args.steps) and args.out is None:
-        parser.error("--seeds and --steps change the experiment: write its CSV elsewhere with --out")
     experiment = EXPERIMENTS[args.experiment]
-    started = time.perf_counter()
     rows = experiment["run"](args)
-    path = args.out or results_dir() / experiment["file"]
-    write_csv(rows, path)
-    last_rows = {(r["variant"], r["seed"]): r for r in sorted(rows, key=lambda r: r["step"])}
-    wall_s = round(sum(r["wall_s"] for r in last_rows.values()), 1)  # each run's training time, summed
-    print(f"wrote {path}: {len(rows)} rows; {time.perf_counter() - started:.0f} s now, "
-          f"{wall_s:.0f} s of training over all runs")
-    if args.out is None:
-        add_to_manifest({"file": experiment["file"], "lesson": experiment["lesson"], "env": experiment["env"],
-                         "command": "python experiments/lesson_results.py " + shlex.quote(args.experiment),
-                         "seeds": sorted({r["seed"] for r in rows}), "steps": experiment["steps"],
-                         "wall_s": wall_s, "version": td3_lib.__version__})
+    finish(rows, FIELDS, args, file=experiment["file"], lesson=experiment["lesson"], env=experiment["env"],
+           steps=args.steps or experiment["steps"])
 
 
 if __name__ == "__main__":

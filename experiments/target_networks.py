@@ -1,7 +1,7 @@
 """Lesson 05's experiments on Pendulum-v1: target networks (the paper's Figure 3) and the policy delay d.
 
-    python experiments/target_networks.py figure3   # td3_lib/results/target_networks_pendulum.csv
-    python experiments/target_networks.py delay     # td3_lib/results/policy_delay_pendulum.csv
+    python experiments/target_networks.py figure3   # runs/results/target_networks_pendulum.csv
+    python experiments/target_networks.py delay     # runs/results/policy_delay_pendulum.csv
 
 ``figure3`` is the paper's Figure 3 (Section 5.2) on Pendulum-v1: the critic's
 value estimate of fixed states, for tau = 1 (the target is the critic itself),
@@ -27,30 +27,26 @@ value) gives it.
 Each run is one process thread (``torch.set_num_threads(1)``), one after the
 other. A finished run's rows are kept under ``--root`` (default
 runs/target_networks), so an interrupted experiment started again skips them.
-At the end the rows are written as one CSV into td3_lib/results/ and listed in
-its manifest with this command; ``--out`` writes the CSV elsewhere and leaves
-the manifest alone (for trying the script with fewer ``--seeds`` or ``--steps``).
+At the end the rows are written as one CSV, with its manifest entry (this
+command), into ``--out`` (default runs/results); ``python -m
+td3_lib.course.results publish runs/results/FILE`` ships it in
+td3_lib/course/results/.
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
 import dataclasses
-import shlex
-import time
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import torch
 
-import td3_lib
 from td3_lib import TD3, preset, soft_update, train
-from td3_lib.analysis import ValueTrace
+from td3_lib.course.analysis import ValueTrace
 from td3_lib.pretrained import load_pretrained
-from td3_lib.results import add_to_manifest, results_dir
-from td3_lib.sweep import parse_seeds
+
+from common import finish, kept_rows, options
 
 ENV_ID = "Pendulum-v1"
 FIELDS = ("variant", "tau", "policy_freq", "seed", "step", "value", "true_value", "eval_mean", "wall_s")
@@ -155,58 +151,22 @@ def run_file(root: Path, run: dict, seed: int) -> Path:
     return root / name
 
 
-def write_csv(rows: list[dict], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def read_csv(path: Path) -> list[dict]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def run_all(name: str, seeds: list[int], steps: int, root: Path) -> list[dict]:
     """Every run of the experiment, each skipped when its rows are already under ``root``."""
     rows = []
     for run in EXPERIMENTS[name]["runs"]():
         for seed in seeds:
-            path = run_file(root / name, run, seed)
-            if not path.exists():
-                started = time.perf_counter()
-                write_csv(run_one(run, seed, steps), path)
-                print(f"{path.name}: {time.perf_counter() - started:.0f} s", flush=True)
-            rows += read_csv(path)
+            rows += kept_rows(run_file(root / name, run, seed), FIELDS, lambda: run_one(run, seed, steps))
     return rows
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
-    parser.add_argument("--root", type=Path, default=Path("runs/target_networks"),
-                        help="where finished runs are kept (default runs/target_networks)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="write the CSV here instead of td3_lib/results/ (the manifest is left alone)")
-    parser.add_argument("--seeds", type=parse_seeds, default=None, help="only these seeds, e.g. 0,1 (with --out)")
-    parser.add_argument("--steps", type=int, default=None, help="steps per run instead of 15,000 (with --out)")
-    args = parser.parse_args(argv)
-    if (args.seeds or args.steps) and args.out is None:
-        parser.error("--seeds and --steps change the experiment: write its CSV elsewhere with --out")
+    args = options(__doc__, "runs/target_networks", EXPERIMENTS).parse_args(argv)
     experiment = EXPERIMENTS[args.experiment]
     steps = args.steps or preset(ENV_ID).total_steps
     rows = run_all(args.experiment, args.seeds or experiment["seeds"], steps, args.root)
-    path = args.out or results_dir() / experiment["file"]
-    write_csv(rows, path)
-    last = {(r["variant"], r["tau"], r["policy_freq"], r["seed"]): float(r["wall_s"]) for r in rows}
-    wall_s = round(sum(last.values()), 1)  # each run's training time, summed
-    print(f"wrote {path}: {len(rows)} rows, {wall_s:.0f} s of training over {len(last)} runs")
-    if args.out is None:
-        add_to_manifest({"file": experiment["file"], "lesson": "05", "env": ENV_ID,
-                         "command": "python experiments/target_networks.py " + shlex.quote(args.experiment),
-                         "seeds": sorted({int(r["seed"]) for r in rows}), "steps": steps,
-                         "wall_s": wall_s, "version": td3_lib.__version__})
+    finish(rows, FIELDS, args, file=experiment["file"], lesson="05", env=ENV_ID, steps=steps,
+           run_keys=("variant", "tau", "policy_freq", "seed"))
 
 
 if __name__ == "__main__":

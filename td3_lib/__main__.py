@@ -128,7 +128,7 @@ def train_config(args, out: Path):
 
 
 def cmd_train(args) -> None:
-    from .analysis import critic_probe
+    from .course.analysis import critic_probe
     from .training import train
 
     out = args.out or Path("runs") / f"{args.env}-seed{args.seed}"
@@ -171,7 +171,7 @@ def cmd_evaluate(args) -> None:
 
 
 def cmd_sweep(args) -> None:
-    from .analysis import critic_probe
+    from .course.analysis import critic_probe
     from .sweep import parse_overrides, parse_seeds, sweep
 
     try:

@@ -1,14 +1,13 @@
 """The critic probe recorded at each evaluation, checked on critics with known answers, and the seed bands."""
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 
 from td3_lib import TD3, TD3Config, train
-from td3_lib.analysis import bias_on_episodes, critic_probe, peak_height, roughness
-from td3_lib.plots import over_seeds
-from td3_lib.results import histories
+from td3_lib.course.analysis import bias_on_episodes, critic_probe, peak_height, roughness
+from td3_lib.course.plots import over_seeds
+from td3_lib.course.results import histories
 from td3_lib.rollout import Episode
 from td3_lib.run import BASE_FIELDS, read_history
 
@@ -153,8 +152,8 @@ def test_over_seeds_and_histories():
 
 
 def test_value_jitter_and_finals():
-    from td3_lib.analysis import value_jitter
-    from td3_lib.results import finals
+    from td3_lib.course.analysis import value_jitter
+    from td3_lib.course.results import finals
     history = [{"step": t, "q_start": q} for t, q in ((1, 100.0), (2, 1.0), (3, 3.0), (4, 2.0), (5, 6.0))]
     assert value_jitter(history, after_step=1) == pytest.approx(np.std([2.0, -1.0, 4.0], ddof=1))
     assert np.isnan(value_jitter(history, after_step=3))
@@ -164,6 +163,6 @@ def test_value_jitter_and_finals():
 
 
 def test_score_line():
-    from td3_lib.results import score_line
+    from td3_lib.course.results import score_line
     rows = [{"variant": "A", "seed": s, "step": t, "eval_mean": 10.0 * s + t} for s in (0, 1) for t in (1, 2, 3)]
     assert score_line(rows, "A", last_k=1, fmt=".1f") == f"{'A':26s} 8.0 ± {np.std([3, 13], ddof=1):.1f}   3.0  13.0"

@@ -8,7 +8,7 @@ import matplotlib.colors as mcolors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from td3_lib.diagram import GREY, INK, PARTS, STRONG, draw_update, highlighted_names  # noqa: E402
+from td3_lib.course.diagram import GREY, INK, PARTS, STRONG, draw_update, highlighted_names  # noqa: E402
 
 
 def _labels(fig) -> dict[str, str]:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from td3_lib import TD3Config
-from td3_lib.analysis import value_bias
+from td3_lib.course.analysis import value_bias
 from td3_lib.run import RunState
 from td3_lib.training import explore, run_loop
 

@@ -27,9 +27,10 @@ def test_wheel_carries_the_package_data(wheel):
     names = set(wheel.namelist())
     for env_id in ("Pendulum-v1", "LunarLanderContinuous-v3", "BipedalWalker-v3", "AntBulletEnv-v0"):
         assert f"td3_lib/pretrained/{env_id}.pt" in names and f"td3_lib/pretrained/{env_id}.csv" in names
-    assert "td3_lib/results/manifest.json" in names and "td3_lib/quiz.json" in names
-    shipped = {p.name for p in (ROOT / "td3_lib" / "results").glob("*.csv")}
-    assert {n.split("/")[-1] for n in names if n.startswith("td3_lib/results/") and n.endswith(".csv")} == shipped
+    assert "td3_lib/course/results/manifest.json" in names and "td3_lib/course/quiz.json" in names
+    shipped = {p.name for p in (ROOT / "td3_lib" / "course" / "results").glob("*.csv")}
+    in_wheel = {n.split("/")[-1] for n in names if n.startswith("td3_lib/course/results/") and n.endswith(".csv")}
+    assert in_wheel == shipped
 
 
 def test_pybullet_is_only_an_extra(wheel):

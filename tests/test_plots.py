@@ -6,7 +6,8 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
-from td3_lib.plots import plot_curves, plot_history
+from td3_lib.course.plots import plot_curves
+from td3_lib.plots import plot_history
 from td3_lib.sweep import RunRecord
 
 HISTORY = [{"step": s, "eval_mean": -s / 10, "eval_std": 1.0} for s in (100, 200, 300)]

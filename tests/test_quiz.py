@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from td3_lib import quiz
+from td3_lib.course import quiz
 
 NOTEBOOKS = sorted(Path(__file__).resolve().parent.parent.glob("notebooks/*.ipynb"))
 

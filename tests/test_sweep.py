@@ -3,7 +3,6 @@
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import torch
 from td3_lib import preset, train
 from td3_lib.__main__ import main
 from td3_lib.run import CHECKPOINT_NAME, read_history
-from td3_lib.sweep import (DONE_NAME, ERROR_NAME, LOCK_NAME, SWITCHES, VARIANTS, bootstrap_ci,
+from td3_lib.sweep import (DONE_NAME, ERROR_NAME, SWITCHES, VARIANTS, bootstrap_ci,
                            final_score, load_sweep, open_sweep_dir, parse_overrides, parse_seeds,
                            read_summary, sweep, sweep_spec, variant_config)
 

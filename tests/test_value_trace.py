@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from td3_lib import TD3, TD3Config, train
-from td3_lib.analysis import ValueTrace, residual_spread
+from td3_lib.course.analysis import ValueTrace, residual_spread
 
 LOW, HIGH = np.array([-2.0, 0.0], np.float32), np.array([2.0, 10.0], np.float32)  # middle (0, 5)
 

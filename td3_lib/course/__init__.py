@@ -1,8 +1,14 @@
-"""The lessons' wing of td3_lib: what the notebooks use to show and check, never needed to train.
+"""The lessons' wing of td3_lib: what the notebooks use to measure, show and check, never needed to train.
 
+``analysis``      the critic's probes (``train(probes=...)``): value estimate against the true
+                  discounted return, value at fixed states, roughness and peak height along the action
+``plots``         the band of +-1 std over seeds, a sweep's curves, a run against the shipped agent's
 ``pitfalls``      quiet bugs of TD3 and DDPG code, each the smallest change to a correct
                   TD3 (a subclass or an environment wrapper), in one table (lesson 08)
 ``update_check``  the check of lesson 06's exercise: the learner's whole update against ``TD3.update``
+``diagram``       the update drawn as a diagram, one part highlighted per lesson
+``quiz``          the lessons' quizzes, their answers sealed in ``quiz.json``
+``results``       full-budget results over seeds, shipped for the lessons (``publish`` adds one)
 
 The engine (``td3_lib.train`` and what it uses) never imports this package.
 """

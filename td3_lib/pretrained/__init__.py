@@ -9,17 +9,18 @@ from ..agent import TD3
 from ..checkpoint import check_env_id
 
 
-def _dir() -> Path:
-    return Path(str(resources.files(__package__)))
+def package_dir(package: str = __package__) -> Path:
+    """The folder of a td3_lib package's data files (this one's by default), installed or not."""
+    return Path(str(resources.files(package)))
 
 
 def available() -> list[str]:
     """Environment ids that have a shipped agent."""
-    return sorted(p.stem for p in _dir().glob("*.pt"))
+    return sorted(p.stem for p in package_dir().glob("*.pt"))
 
 
 def pretrained_path(env_id: str) -> Path:
-    path = _dir() / f"{env_id}.pt"
+    path = package_dir() / f"{env_id}.pt"
     if not path.is_file():
         have = ", ".join(available()) or "none yet"
         raise ValueError(f"No pretrained agent for {env_id!r}; available: {have}.")
@@ -35,7 +36,7 @@ def reference_history(env_id: str) -> list[dict]:
     """The evaluation history of the shipped agent's training run."""
     from ..run import read_history
 
-    path = _dir() / f"{env_id}.csv"
+    path = package_dir() / f"{env_id}.csv"
     if not path.is_file():
         raise ValueError(f"No reference curve for {env_id!r}; available: {', '.join(available()) or 'none yet'}.")
     return read_history(path)
@@ -50,25 +51,9 @@ def export_pretrained(run_dir, env_id: str, dest=None, best: bool = False) -> Pa
     from ..run import BEST_NAME, CHECKPOINT_NAME, HISTORY_NAME, load_agent
     from ..checkpoint import atomic_torch_save, atomic_write_text
 
-    run_dir, dest = Path(run_dir), Path(dest) if dest is not None else _dir()
+    run_dir, dest = Path(run_dir), Path(dest) if dest is not None else package_dir()
     agent = load_agent(run_dir / (BEST_NAME if best else CHECKPOINT_NAME))
     check_env_id(agent.env_id, env_id, run_dir)
     atomic_torch_save(agent.state_dict(actor_only=True, env_id=env_id), dest / f"{env_id}.pt")
     atomic_write_text((run_dir / HISTORY_NAME).read_text(), dest / f"{env_id}.csv")
     return dest / f"{env_id}.pt"
-
-
-def plot_against_reference(history: list[dict], env_id: str, ax=None, label: str = "your run"):
-    """Plot a run's evaluation curve next to the shipped agent's training curve."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
-    ref = reference_history(env_id)
-    ax.plot([h["step"] for h in ref], [h["eval_mean"] for h in ref], label="shipped agent's training",
-            color="grey")
-    ax.plot([h["step"] for h in history], [h["eval_mean"] for h in history], label=label, marker="o")
-    ax.set(xlabel="environment steps", ylabel="evaluation return (mean over episodes)",
-           title=f"{env_id}: your run against the shipped agent")
-    ax.legend()
-    return ax

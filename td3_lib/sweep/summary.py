@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..checkpoint import atomic_write_text
-from ..plots import plot_curves, value_of
+from ..course.plots import plot_curves, value_of
 from ..run import CHECKPOINT_NAME, HISTORY_NAME, read_history, read_rows
 from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, grid
 from .tasks import is_running

@@ -7,18 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .agent import TD3
-from .envs import make_env
-from .rollout import Episode, evaluation_episodes
-from .targets import smooth_target_action
-
-
-def discounted_return(rewards, discount: float) -> float:
-    """G_0 = sum_k discount^k * r_k."""
-    g = 0.0
-    for r in reversed(list(rewards)):
-        g = float(r) + discount * g
-    return g
+from ..agent import TD3
+from ..envs import make_env
+from ..rollout import Episode, evaluation_episodes
+from ..targets import smooth_target_action
 
 
 def returns_to_go(rewards, discount: float) -> np.ndarray:

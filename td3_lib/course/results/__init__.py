@@ -4,24 +4,28 @@ Each result is a small CSV (one row per seed and evaluation, or per seed and
 measurement) listed in ``manifest.json`` with what made it: ``file``,
 ``lesson``, ``env``, ``command`` (the exact command that regenerates it),
 ``seeds``, ``steps``, ``wall_s`` and ``version`` (td3_lib's version).
+
+The scripts under ``experiments/`` write a result to an output folder (``runs/results`` by
+default) beside its entry; ``publish`` (``python -m td3_lib.course.results publish FILE``) is the
+separate step that copies it into this package and its manifest.
 """
 
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from ..sweep.summary import final_score, mean_and_std
-from ..run import read_rows
+from ...sweep.summary import final_score, mean_and_std
+from ...pretrained import package_dir
+from ...run import read_rows
 
 MANIFEST_FIELDS = ("file", "lesson", "env", "command", "seeds", "steps", "wall_s", "version")
 
 
 def results_dir() -> Path:
-    return Path(str(resources.files(__package__)))
+    return package_dir(__package__)
 
 
 def manifest() -> list[dict]:
@@ -65,16 +69,3 @@ def score_line(rows: list[dict], variant: str, column="eval_mean", last_k: int =
     x = finals(rows, variant, column, last_k)
     mean, std = mean_and_std(x)
     return f"{variant:26s} {mean:{fmt}} ± {std:{fmt}}   " + "  ".join(f"{v:{fmt}}" for v in x)
-
-
-def add_to_manifest(new: dict, directory: Path | None = None) -> None:
-    """Add or replace one entry (by ``file``) in ``manifest.json``; used by the scripts that make results."""
-    missing = [k for k in MANIFEST_FIELDS if k not in new]
-    if missing:
-        raise ValueError(f"Manifest entry for {new.get('file')!r} lacks {', '.join(missing)}.")
-    from ..checkpoint import atomic_write_text
-
-    path = (directory or results_dir()) / "manifest.json"
-    entries = json.loads(path.read_text()) if path.is_file() else []
-    entries = [e for e in entries if e["file"] != new["file"]] + [dict(new)]
-    atomic_write_text(json.dumps(sorted(entries, key=lambda e: e["file"]), indent=1) + "\n", path)

@@ -9,7 +9,7 @@ letters are easy to try one by one; the seal keeps the answer out of the
 learner's sight, it is not a secret.
 
 Maintainers add or change a question with ``seal`` and ``save_questions``
-(``python -m td3_lib.quiz ID LETTER CHOICES "HINT" "EXPLANATION"``).
+(``python -m td3_lib.course.quiz ID LETTER CHOICES "HINT" "EXPLANATION"``).
 """
 
 from __future__ import annotations
@@ -102,10 +102,10 @@ def check(question: str, answer) -> bool:
 
 
 def main(argv=None) -> None:
-    """``python -m td3_lib.quiz ID LETTER CHOICES HINT EXPLANATION``: add or replace one question."""
+    """``python -m td3_lib.course.quiz ID LETTER CHOICES HINT EXPLANATION``: add or replace one question."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 5:
-        sys.exit("usage: python -m td3_lib.quiz ID LETTER CHOICES HINT EXPLANATION")
+        sys.exit("usage: python -m td3_lib.course.quiz ID LETTER CHOICES HINT EXPLANATION")
     with open(quiz_path().with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two maintainers sealing at once do not lose a question
         questions.cache_clear()

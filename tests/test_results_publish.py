@@ -1,0 +1,74 @@
+"""Results are written to an output folder and shipped by a separate, explicit step."""
+
+import json
+
+import pytest
+
+from td3_lib.course.results import load, manifest, results_dir
+from td3_lib.course.results.__main__ import main as results_cli
+from td3_lib.course.results.publish import entry_path, publish, write_result
+from td3_lib.run import read_rows
+
+FIELDS = ("variant", "seed", "step", "eval_mean", "wall_s")
+ROWS = [{"variant": "TD3", "seed": 0, "step": 500, "eval_mean": -1200.5, "wall_s": 3.2},
+        {"variant": "TD3", "seed": 0, "step": 1000, "eval_mean": -800.25, "wall_s": 6.0}]
+
+
+def entry(file="toy.csv", **changes):
+    return {"file": file, "lesson": "04", "env": "Pendulum-v1", "command": "python experiments/x.py",
+            "seeds": [0], "steps": 1000, "wall_s": 6.0, "version": "0.1.0", **changes}
+
+
+def test_write_result_writes_the_csv_and_its_entry_outside_the_package(tmp_path):
+    before = (results_dir() / "manifest.json").read_text()
+    path = write_result(ROWS, FIELDS, entry(), tmp_path / "out")
+    assert path == tmp_path / "out" / "toy.csv"
+    assert read_rows(path) == ROWS
+    assert json.loads(entry_path(path).read_text()) == entry()
+    assert (results_dir() / "manifest.json").read_text() == before
+    assert "toy.csv" not in {e["file"] for e in manifest()}
+
+
+def test_publish_copies_the_result_and_replaces_its_manifest_entry(tmp_path):
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "manifest.json").write_text(json.dumps([entry("other.csv"), entry("toy.csv", wall_s=1.0)]))
+    shipped = publish(write_result(ROWS, FIELDS, entry(), tmp_path / "out"), package)
+    assert read_rows(shipped) == ROWS
+    entries = json.loads((package / "manifest.json").read_text())
+    assert [e["file"] for e in entries] == ["other.csv", "toy.csv"]
+    assert entries[1] == entry()
+    assert not list(package.glob("*.tmp")) and not list(package.glob(".*"))
+
+
+def test_publish_refuses_a_csv_without_its_entry_and_changes_nothing(tmp_path):
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "manifest.json").write_text("[]")
+    stray = tmp_path / "stray.csv"
+    stray.write_text("variant,seed\nTD3,0\n")
+    with pytest.raises(ValueError, match="stray.csv.json"):
+        publish(stray, package)
+    assert sorted(p.name for p in package.iterdir()) == ["manifest.json"]
+    assert (package / "manifest.json").read_text() == "[]"
+
+
+def test_an_entry_must_name_every_manifest_field(tmp_path):
+    incomplete = entry()
+    del incomplete["command"]
+    with pytest.raises(ValueError, match="lacks command"):
+        write_result(ROWS, FIELDS, incomplete, tmp_path)
+    assert not (tmp_path / "toy.csv").exists()
+
+
+def test_the_command_line_reports_a_bad_file_in_one_line(tmp_path, capsys):
+    assert results_cli(["publish", str(tmp_path / "missing.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "missing.csv" in err and "\n" not in err
+
+
+def test_every_shipped_result_is_listed_and_loads():
+    listed = {e["file"] for e in manifest()}
+    assert listed == {p.name for p in results_dir().glob("*.csv")}
+    for file in listed:
+        assert load(file), file
