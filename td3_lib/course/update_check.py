@@ -12,7 +12,8 @@ the wrong network at the wrong time, however small the move.
 While the learner's function runs, the agent's own update steps (``update``,
 ``target_q``, ``critic_loss``, ``critic_step``, ``actor_loss``, ``actor_step``)
 raise, called on the agent or through the class (``TD3.target_q(agent, batch)``),
-so the check cannot be passed by delegating to them. The pure functions of
+and a call to one of them through a reference saved earlier (``tq = TD3.target_q``)
+is caught by its code object, so the check cannot be passed by delegating to them. The pure functions of
 lessons 1 to 5 (``bellman_target``, ``clipped_double_q``,
 ``smooth_target_action``, ``soft_update``) stay allowed.
 """
@@ -20,6 +21,7 @@ lessons 1 to 5 (``bellman_target``, ``clipped_double_q``,
 from __future__ import annotations
 
 import contextlib
+import sys
 from dataclasses import dataclass
 from typing import Callable
 from unittest import mock
@@ -34,6 +36,8 @@ from ..config import TD3Config
 STEP_METHODS = {"update": "(2)-(8)", "target_q": "(3)-(4)", "critic_loss": "(5)", "critic_step": "(5)",
                 "actor_loss": "(7)", "actor_step": "(7)-(8)"}
 """TD3's update steps, switched off while the learner's function runs, and the steps each one does."""
+STEP_CODES = {getattr(TD3, name).__code__: name for name in STEP_METHODS}
+"""The steps' code objects: a call to one is seen however the function was reached."""
 NETWORKS = ("critic", "critic_target", "actor", "actor_target")
 RTOL, ATOL = 1.3e-6, 1e-5
 """torch's float32 tolerances: what two correct updates written differently stay within."""
@@ -69,13 +73,30 @@ def refusal(name: str, calls: list) -> Callable:
     return refuse
 
 
+class StepCallLog:
+    """A ``sys.setprofile`` hook that logs every call into one of TD3's step functions."""
+
+    def __init__(self, calls: list):
+        self.calls = calls
+
+    def __call__(self, frame, event, arg) -> None:
+        if event == "call" and frame.f_code in STEP_CODES:
+            self.calls.append(STEP_CODES[frame.f_code])
+
+
 @contextlib.contextmanager
 def steps_switched_off(calls: list):
-    """Inside, every TD3 update step raises (and is logged in ``calls``), however it is called."""
+    """Inside, every TD3 update step raises when called on an agent or the class, and any call into
+    one (through a reference saved before) is logged in ``calls``."""
+    previous = sys.getprofile()
     with contextlib.ExitStack() as stack:
         for name in STEP_METHODS:
             stack.enter_context(mock.patch.object(TD3, name, refusal(name, calls)))
-        yield
+        sys.setprofile(StepCallLog(calls))
+        try:
+            yield
+        finally:
+            sys.setprofile(previous)
 
 
 def snapshot(agent: TD3) -> dict[str, list[torch.Tensor]]:
