@@ -31,6 +31,18 @@ def test_agent_act_inside_asymmetric_bounds_even_with_noise():
     assert agent.act(obs[0]).shape == (2,)
 
 
+def test_exploration_noise_is_gaussian_in_half_range_units():
+    """a = clip(mu(s) + eps, low, high), eps ~ N(0, (noise * h)^2) per dimension, h the half-range."""
+    low, high = np.array([0.0, -5.0]), np.array([2.0, 3.0])  # half-ranges 1 and 4
+    torch.manual_seed(0)
+    agent = TD3(3, low, high, preset("Pendulum-v1"))
+    obs = np.random.default_rng(1).normal(size=(50, 3))
+    mu = agent.act(obs)
+    a = agent.act(obs, noise=0.1, rng=np.random.default_rng(2))
+    eps = np.random.default_rng(2).normal(0.0, 1.0, size=mu.shape) * (0.1 * np.array([1.0, 4.0]))
+    np.testing.assert_allclose(a, np.clip(mu + eps, low, high), rtol=0, atol=1e-6)
+
+
 def test_twin_critic_equals_two_separate_networks():
     torch.manual_seed(0)
     critic = TwinCritic(4, 2, (8, 6))
