@@ -6,6 +6,10 @@ import torch
 
 from td3_lib import Batch, TD3, TD3Config
 
+# One torch thread per test process: the tests' networks are small, and a second thread only spins
+# against whatever else the machine runs (measured: several times slower on a busy 2-core machine).
+torch.set_num_threads(1)
+
 SMALL = TD3Config(hidden_sizes=(32, 32), batch_size=16)
 """A network small enough for exact tests of the update."""
 RUN = TD3Config(hidden_sizes=(32, 32), start_timesteps=300, total_steps=600, eval_freq=200,
