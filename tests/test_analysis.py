@@ -151,12 +151,8 @@ def test_over_seeds_and_histories():
         histories(rows, "B")
 
 
-def test_value_jitter_and_finals():
-    from td3_lib.course.analysis import value_jitter
+def test_finals():
     from td3_lib.course.results import finals
-    history = [{"step": t, "q_start": q} for t, q in ((1, 100.0), (2, 1.0), (3, 3.0), (4, 2.0), (5, 6.0))]
-    assert value_jitter(history, after_step=1) == pytest.approx(np.std([2.0, -1.0, 4.0], ddof=1))
-    assert np.isnan(value_jitter(history, after_step=3))
     rows = [{"variant": "A", "seed": s, "step": t, "eval_mean": 10.0 * s + t} for s in (0, 1) for t in (1, 2, 3)]
     np.testing.assert_allclose(finals(rows, "A", last_k=2), [2.5, 12.5])
     np.testing.assert_allclose(finals(rows, "A", lambda r: -r["step"]), [-3, -3])

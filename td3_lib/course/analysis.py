@@ -148,13 +148,6 @@ def critic_probe(agent: TD3, episodes: list[Episode], max_states: int = 64) -> d
             "q_roughness": roughness(agent, picked), "q_peak": peak_height(agent, picked)}
 
 
-def value_jitter(history: list[dict], after_step: int = 0, column: str = "q_start") -> float:
-    """How much the value estimate at fixed states jumps (lesson 05): the std (ddof 1) of the change
-    of ``column`` between consecutive evaluations after ``after_step`` (e.g. once learning starts)."""
-    values = [h[column] for h in history if h["step"] > after_step]
-    return float(np.std(np.diff(values), ddof=1)) if len(values) > 2 else float("nan")
-
-
 class ValueTrace:
     """A ``train`` callback (lesson 05): the critic's value estimate on fixed states, at every evaluation.
 
