@@ -51,12 +51,17 @@ def training_time(rows: list[dict], run_keys) -> float:
     return round(sum(last.values()), 1)
 
 
+def command_line(drop=()) -> str:
+    """This script's command line, less the flags in ``drop`` (those that only re-read finished runs)."""
+    return shlex.join(["python", *(a for a in sys.argv if a not in drop)])
+
+
 def finish(rows: list[dict], fields, args, *, file: str, lesson: str, env: str, steps: int,
-           run_keys=("variant", "seed")) -> Path:
-    """Write the result into ``args.out`` with its manifest entry (this very command line), and say so."""
+           run_keys=("variant", "seed"), drop=()) -> Path:
+    """Write the result into ``args.out`` with its manifest entry (the command that makes it: this
+    command line less ``drop``), and say so."""
     wall_s = training_time(rows, run_keys)
-    entry = {"file": file, "lesson": lesson, "env": env,
-             "command": shlex.join(["python", *sys.argv]) if sys.argv[0].endswith(".py") else "",
+    entry = {"file": file, "lesson": lesson, "env": env, "command": command_line(drop),
              "seeds": sorted({int(r["seed"]) for r in rows}), "steps": steps, "wall_s": wall_s,
              "version": td3_lib.__version__}
     path = write_result(rows, fields, entry, args.out)

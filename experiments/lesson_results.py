@@ -155,7 +155,7 @@ def main(argv=None) -> None:
     experiment = EXPERIMENTS[args.experiment]
     rows = experiment["run"](args)
     finish(rows, FIELDS, args, file=experiment["file"], lesson=experiment["lesson"], env=experiment["env"],
-           steps=args.steps or experiment["steps"])
+           steps=args.steps or experiment["steps"], drop=("--collect",))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """Results are written to an output folder and shipped by a separate, explicit step."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +75,24 @@ def test_every_shipped_result_is_listed_and_loads():
     assert listed == {p.name for p in results_dir().glob("*.csv")}
     for file in listed:
         assert load(file), file
+
+
+def test_the_experiment_scripts_import_and_record_the_command_that_makes_their_result(tmp_path):
+    """Every script under experiments/ imports (with its shared ``common``), and a result it writes
+    records the command line less the flags that only re-read finished runs."""
+    code = (
+        "import sys; from pathlib import Path; sys.path.insert(0, 'experiments')\n"
+        "import common, critic_shape_bug, lesson_results, smoothing, target_networks\n"
+        "sys.argv = ['experiments/lesson_results.py', 'hopper-v5', '--collect', '--out', sys.argv[1]]\n"
+        "parser = common.options(lesson_results.__doc__, 'runs/x', lesson_results.EXPERIMENTS)\n"
+        "parser.add_argument('--collect', action='store_true')\n"
+        "args = parser.parse_args(sys.argv[1:])\n"
+        "rows = [{'variant': 'TD3', 'seed': 0, 'step': 5, 'wall_s': 2.0}, {'variant': 'TD3', 'seed': 0, 'step': 10, 'wall_s': 4.5}]\n"
+        "common.finish(rows, ('variant', 'seed', 'step', 'wall_s'), args, file='x.csv', lesson='07', env='E', steps=10,"
+        " drop=('--collect',))\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=root, check=True, capture_output=True)
+    entry = json.loads((tmp_path / "x.csv.json").read_text())
+    assert entry["command"] == f"python experiments/lesson_results.py hopper-v5 --out {tmp_path}"
+    assert entry["seeds"] == [0] and entry["wall_s"] == 4.5 and entry["steps"] == 10
