@@ -4,6 +4,8 @@ Each wrong solution below is one mistake away from a right one: a step delegated
 methods, steps in the wrong order, a missing trick. Each must fail, with a message that says where.
 """
 
+import sys
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -169,8 +171,8 @@ def test_a_right_update_passes(solution, capsys):
 
 
 @pytest.mark.parametrize("solution, says", [
-    (delegates_through_the_class, "your function called TD3.update, which is switched off in this check"),
-    (delegates_the_target, "your function called TD3.target_q, which is switched off in this check: "
+    (delegates_through_the_class, "your function called TD3.update, which this check does not allow"),
+    (delegates_the_target, "your function called TD3.target_q, which this check does not allow: "
                            "write step (3)-(4) yourself"),
     (delegates_the_actor_step_and_hides_it, "your function called TD3.actor_step"),
     (delegates_through_references_saved_before, "your function called TD3.target_q"),
@@ -224,3 +226,4 @@ def test_the_check_leaves_td3_whole(capsys):
     check_td3_update(delegates_the_target)
     capsys.readouterr()
     assert TD3.target_q.__qualname__ == "TD3.target_q" and TD3.update.__qualname__ == "TD3.update"
+    assert sys.getprofile() is None  # the hook that watched the learner's function is gone
