@@ -38,13 +38,18 @@ def history_fields(history: list[dict]) -> list[str]:
     return fields + ["wall_s"]
 
 
+def csv_text(rows: list[dict], fields) -> str:
+    """``rows`` as CSV text with the columns ``fields``: the one CSV writer of the project's tables."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(fields), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
 def history_csv(history: list[dict]) -> str:
     """The history as CSV text, one row per evaluation."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=history_fields(history), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(history)
-    return out.getvalue()
+    return csv_text(history, history_fields(history))
 
 
 def read_rows(path) -> list[dict]:

@@ -7,12 +7,11 @@ the installed package.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
 from ...checkpoint import atomic_write, atomic_write_text
+from ...run import csv_text
 from . import MANIFEST_FIELDS, results_dir
 
 
@@ -23,12 +22,8 @@ def entry_path(csv_path: Path) -> Path:
 
 def write_rows(rows: list[dict], path: Path, fields) -> None:
     """``rows`` as a CSV with the columns ``fields``, written atomically (parent folders made)."""
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=list(fields), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(text.getvalue(), path)
+    atomic_write_text(csv_text(rows, fields), path)
 
 
 def check_entry(entry: dict) -> None:
