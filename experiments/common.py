@@ -51,6 +51,15 @@ def training_time(rows: list[dict], run_keys) -> float:
     return round(sum(last.values()), 1)
 
 
+def seeds_by_variant(rows: list[dict]) -> dict[str, list[int]]:
+    """Each variant's seeds, variants in the order they first appear (a sweep in progress has more
+    seeds of some variants than of others)."""
+    seeds: dict[str, set] = {}
+    for r in rows:
+        seeds.setdefault(r["variant"], set()).add(int(r["seed"]))
+    return {variant: sorted(s) for variant, s in seeds.items()}
+
+
 def command_line(drop=()) -> str:
     """This script's command line, less the flags in ``drop`` (those that only re-read finished runs)."""
     return shlex.join(["python", *(a for a in sys.argv if a not in drop)])
@@ -64,6 +73,8 @@ def finish(rows: list[dict], fields, args, *, file: str, lesson: str, env: str, 
     entry = {"file": file, "lesson": lesson, "env": env, "command": command_line(drop),
              "seeds": sorted({int(r["seed"]) for r in rows}), "steps": steps, "wall_s": wall_s,
              "version": td3_lib.__version__}
+    if "variant" in run_keys:
+        entry["runs"] = seeds_by_variant(rows)
     path = write_result(rows, fields, entry, args.out)
     print(f"wrote {path}: {len(rows)} rows, {wall_s:.0f} s of training over all runs\n"
           f"ship it with: python -m td3_lib.course.results publish {shlex.quote(str(path))}")

@@ -2,10 +2,9 @@
 
     python experiments/lesson_results.py pendulum   # lessons 02-05 and 07 on Pendulum-v1
     python experiments/lesson_results.py pitfalls   # lesson 08's pitfalls on Pendulum-v1
-    python experiments/lesson_results.py hopper     # lessons 02, 03 and 07 on HopperBulletEnv-v0
     python experiments/lesson_results.py hopper-v5  # lessons 02, 03, 04 and 07 on MuJoCo's Hopper-v5
 
-``pendulum`` and ``hopper`` are sweeps (``td3_lib.sweep``, Ray, one CPU and one
+``pendulum`` and ``hopper-v5`` are sweeps (``td3_lib.sweep``, Ray, one CPU and one
 torch thread per run): every run is an ordinary ``train`` run whose history
 holds, at each evaluation, the return and the critic's probe
 (``td3_lib.course.analysis.critic_probe``: value estimate against the true discounted
@@ -46,13 +45,6 @@ PENDULUM = dict(envs=["Pendulum-v1"], variants=["TD3", "TD3-DP", "TD3-TPS", "TD3
                 seeds=SEEDS, overrides={"eval_freq": 500})
 PENDULUM_D5 = dict(envs=["Pendulum-v1"], variants=["TD3"], seeds=SEEDS,
                    overrides={"eval_freq": 500, "policy_freq": 5})
-# 128-128 networks, 5,000 random steps and 45,000 steps in all: what 15 runs fit in on two CPU
-# cores in an afternoon (about 7 minutes a run). The paper trains 400-300 networks for 1,000,000
-# steps; this is the first 4.5% of such a run, with smaller networks.
-HOPPER = dict(envs=["HopperBulletEnv-v0"], variants=["TD3", "TD3-DP", "TD3-TPS", "TD3-CDQ", "DDPG"],
-              seeds=[0, 1, 2], steps=45_000,
-              overrides={"hidden_sizes": (128, 128), "start_timesteps": 5_000, "eval_freq": 2_500,
-                         "eval_episodes": 5})
 # The paper's own task with the authors' settings (Hopper-v5's preset): TD3, DDPG (AHE) and TD3
 # without each trick, 5 seeds, 300,000 steps (30% of the paper's budget), evaluated every 5,000
 # steps over 10 episodes. Runs start seed by seed, so TD3 and DDPG, named first, reach 5 seeds first.
@@ -142,8 +134,6 @@ EXPERIMENTS = {
                      steps=td3_lib.preset("Pendulum-v1").total_steps, run=run_pitfalls),
     "hopper-v5": dict(file="hopper_v5_variants.csv", lesson="02 03 04 07", env="Hopper-v5",
                       steps=HOPPER_V5["steps"], run=lambda args: run_sweeps("hopper-v5", [HOPPER_V5], args)),
-    "hopper": dict(file="hopper_variants.csv", lesson="02 03 04 05 07", env="HopperBulletEnv-v0",
-                   steps=HOPPER["steps"], run=lambda args: run_sweeps("hopper", [HOPPER], args)),
 }
 
 

@@ -162,3 +162,5 @@ def test_score_line():
     from td3_lib.course.results import score_line
     rows = [{"variant": "A", "seed": s, "step": t, "eval_mean": 10.0 * s + t} for s in (0, 1) for t in (1, 2, 3)]
     assert score_line(rows, "A", last_k=1, fmt=".1f") == f"{'A':26s} 8.0 ± {np.std([3, 13], ddof=1):.1f}   3.0  13.0"
+    one = [r for r in rows if r["seed"] == 1]  # one seed has no spread: said, not printed as nan
+    assert score_line(one, "A", last_k=1, fmt="6.1f") == f"{'A':26s}   13.0 {'(1 seed)':>8s}     13.0"

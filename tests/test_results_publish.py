@@ -87,7 +87,8 @@ def test_the_experiment_scripts_import_and_record_the_command_that_makes_their_r
         "parser = common.options(lesson_results.__doc__, 'runs/x', lesson_results.EXPERIMENTS)\n"
         "parser.add_argument('--collect', action='store_true')\n"
         "args = parser.parse_args(sys.argv[1:])\n"
-        "rows = [{'variant': 'TD3', 'seed': 0, 'step': 5, 'wall_s': 2.0}, {'variant': 'TD3', 'seed': 0, 'step': 10, 'wall_s': 4.5}]\n"
+        "rows = [{'variant': 'TD3', 'seed': 0, 'step': 5, 'wall_s': 2.0}, {'variant': 'TD3', 'seed': 0, 'step': 10, 'wall_s': 4.5},\n"
+        "        {'variant': 'DDPG', 'seed': 1, 'step': 10, 'wall_s': 3.0}, {'variant': 'TD3', 'seed': 2, 'step': 10, 'wall_s': 1.0}]\n"
         "common.finish(rows, ('variant', 'seed', 'step', 'wall_s'), args, file='x.csv', lesson='07', env='E', steps=10,"
         " drop=('--collect',))\n"
     )
@@ -95,4 +96,5 @@ def test_the_experiment_scripts_import_and_record_the_command_that_makes_their_r
     subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=root, check=True, capture_output=True)
     entry = json.loads((tmp_path / "x.csv.json").read_text())
     assert entry["command"] == f"python experiments/lesson_results.py hopper-v5 --out {tmp_path}"
-    assert entry["seeds"] == [0] and entry["wall_s"] == 4.5 and entry["steps"] == 10
+    assert entry["seeds"] == [0, 1, 2] and entry["wall_s"] == 8.5 and entry["steps"] == 10
+    assert entry["runs"] == {"TD3": [0, 2], "DDPG": [1]}  # a sweep in progress: seeds per variant

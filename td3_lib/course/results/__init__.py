@@ -65,7 +65,9 @@ def finals(rows: list[dict], variant: str, column="eval_mean", last_k: int = 1) 
 
 
 def score_line(rows: list[dict], variant: str, column="eval_mean", last_k: int = 3, fmt: str = "8.1f") -> str:
-    """``variant``, then ``finals`` as mean ± std over seeds (std with ddof 1), then per seed: one table row."""
+    """``variant``, then ``finals`` as mean ± std over seeds (std with ddof 1; "(1 seed)" where there
+    is one), then per seed: one table row."""
     x = finals(rows, variant, column, last_k)
     mean, std = mean_and_std(x)
-    return f"{variant:26s} {mean:{fmt}} ± {std:{fmt}}   " + "  ".join(f"{v:{fmt}}" for v in x)
+    spread = f"± {std:{fmt}}" if len(x) > 1 else f"{'(1 seed)':>{len(f'± {0.0:{fmt}}')}}"
+    return f"{variant:26s} {mean:{fmt}} {spread}   " + "  ".join(f"{v:{fmt}}" for v in x)
