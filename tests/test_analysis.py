@@ -158,6 +158,13 @@ def test_finals():
     np.testing.assert_allclose(finals(rows, "A", lambda r: -r["step"]), [-3, -3])
 
 
+def test_bias_is_estimate_minus_true_value():
+    from td3_lib.course.results import bias, finals
+    rows = [{"variant": "A", "seed": 0, "step": t, "q_estimate": 5.0 * t, "q_true": 2.0 * t} for t in (1, 2)]
+    assert bias(rows[1]) == 10.0 - 4.0
+    np.testing.assert_allclose(finals(rows, "A", bias, last_k=2), [(3.0 + 6.0) / 2])
+
+
 def test_score_line():
     from td3_lib.course.results import score_line
     rows = [{"variant": "A", "seed": s, "step": t, "eval_mean": 10.0 * s + t} for s in (0, 1) for t in (1, 2, 3)]

@@ -59,6 +59,12 @@ def histories(rows: list[dict], variant: str) -> list[list[dict]]:
             for s in seeds]
 
 
+def bias(row: dict) -> float:
+    """The critic's value error at one evaluation (lesson 02): its estimate Q1(s, pi(s)) minus the true
+    discounted return, both averaged over the probe's states; above 0 is overestimation."""
+    return row["q_estimate"] - row["q_true"]
+
+
 def finals(rows: list[dict], variant: str, column="eval_mean", last_k: int = 1) -> np.ndarray:
     """Per seed, the mean of ``column`` (a name, or a function of a row) over the last ``last_k`` evaluations."""
     return np.array([final_score(history, last_k, column) for history in histories(rows, variant)])
