@@ -60,17 +60,24 @@ def seeds_by_variant(rows: list[dict]) -> dict[str, list[int]]:
     return {variant: sorted(s) for variant, s in seeds.items()}
 
 
-def command_line(drop=()) -> str:
-    """This script's command line, less the flags in ``drop`` (those that only re-read finished runs)."""
-    return shlex.join(["python", *(a for a in sys.argv if a not in drop)])
+def command_line(drop=(), drop_with_value=()) -> str:
+    """This script's command line, less the flags in ``drop`` (those that only re-read finished runs)
+    and those in ``drop_with_value`` with their values (``--flag VALUE`` or ``--flag=VALUE``)."""
+    kept, argv = [], iter(sys.argv)
+    for a in argv:
+        if a in drop_with_value:
+            next(argv, None)
+        elif a not in drop and a.partition("=")[0] not in drop_with_value:
+            kept.append(a)
+    return shlex.join(["python", *kept])
 
 
 def finish(rows: list[dict], fields, args, *, file: str, lesson: str, env: str, steps: int,
-           run_keys=("variant", "seed"), drop=()) -> Path:
+           run_keys=("variant", "seed"), drop=(), drop_with_value=()) -> Path:
     """Write the result into ``args.out`` with its manifest entry (the command that makes it: this
     command line less ``drop``), and say so."""
     wall_s = training_time(rows, run_keys)
-    entry = {"file": file, "lesson": lesson, "env": env, "command": command_line(drop),
+    entry = {"file": file, "lesson": lesson, "env": env, "command": command_line(drop, drop_with_value),
              "seeds": sorted({int(r["seed"]) for r in rows}), "steps": steps, "wall_s": wall_s,
              "version": td3_lib.__version__}
     if "variant" in run_keys:

@@ -20,11 +20,19 @@ finished ones. At the end the per-seed histories are written as one CSV, with
 its manifest entry (this command), into ``--out`` (default runs/results);
 ``python -m td3_lib.course.results publish runs/results/FILE`` ships it in
 td3_lib/course/results/. ``--collect`` trains nothing and writes the CSV from
-the runs finished so far.
+the runs finished so far. ``--seeds`` runs only those of each sweep's seeds.
+
+``--restore RESULT_CSV`` first writes the finished runs of an earlier result
+(a CSV this script wrote, such as the shipped one) back into the sweep
+directories as finished runs, with a ``done.json`` that names the file they
+came from, so that a new machine trains only the runs the result lacks. The
+runs are deterministic on one machine, not across machines: a restored run is
+one draw of the same experiment, not the run this machine would have made.
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import sys
 from pathlib import Path
@@ -35,8 +43,9 @@ import td3_lib
 from td3_lib import load_sweep, sweep, train
 from td3_lib.course.analysis import critic_probe
 from td3_lib.course.pitfalls import PITFALLS
-from td3_lib.run import read_history
-from td3_lib.sweep import variant_config
+from td3_lib.checkpoint import atomic_write_text
+from td3_lib.run import HISTORY_NAME, history_csv, read_history, read_rows
+from td3_lib.sweep import DONE_NAME, SPEC_NAME, grid, open_sweep_dir, sweep_spec, variant_config
 
 from common import finish, options
 
@@ -46,10 +55,15 @@ PENDULUM = dict(envs=["Pendulum-v1"], variants=["TD3", "TD3-DP", "TD3-TPS", "TD3
 PENDULUM_D5 = dict(envs=["Pendulum-v1"], variants=["TD3"], seeds=SEEDS,
                    overrides={"eval_freq": 500, "policy_freq": 5})
 # The paper's own task with the authors' settings (Hopper-v5's preset): TD3, DDPG (AHE) and TD3
-# without each trick, 5 seeds, 300,000 steps (30% of the paper's budget), evaluated every 5,000
-# steps over 10 episodes. Runs start seed by seed, so TD3 and DDPG, named first, reach 5 seeds first.
-HOPPER_V5 = dict(envs=["Hopper-v5"], variants=["TD3", "DDPG", "TD3-CDQ", "TD3-TPS", "TD3-DP"],
-                 seeds=SEEDS, steps=300_000, overrides={})
+# without each trick, 300,000 steps (30% of the paper's budget), evaluated every 5,000 steps over
+# 10 episodes. Three sweeps, one after another, so that a stop part-way leaves the most useful
+# result: every variant to 3 seeds first, then TD3 and DDPG to 5, then the ablations to 5.
+HOPPER_VARIANTS = ["TD3", "DDPG", "TD3-CDQ", "TD3-TPS", "TD3-DP"]
+HOPPER_V5 = [dict(envs=["Hopper-v5"], variants=HOPPER_VARIANTS, seeds=[0, 1, 2], steps=300_000, overrides={}),
+             dict(envs=["Hopper-v5"], variants=HOPPER_VARIANTS[:2], seeds=[3, 4], steps=300_000, overrides={}),
+             dict(envs=["Hopper-v5"], variants=HOPPER_VARIANTS[2:], seeds=[3, 4], steps=300_000, overrides={})]
+SWEEPS = {"pendulum": [PENDULUM, PENDULUM_D5], "hopper-v5": HOPPER_V5}
+"""Each sweep experiment's sweeps, run in this order into ROOT/NAME-0, ROOT/NAME-1, ..."""
 FIELDS = ("variant", "policy_freq", "seed", "step", "eval_mean", "eval_std", "critic_loss",
           "q_estimate", "q_true", "q_start", "q_roughness", "q_peak", "wall_s")
 
@@ -60,9 +74,11 @@ def run_sweeps(name: str, specs: list[dict], args) -> list[dict]:
     With ``--collect`` nothing is trained: the finished runs so far are read back."""
     rows = []
     for i, spec in enumerate(specs):
-        out = args.root / f"{name}-{i}"
+        out, seeds = args.root / f"{name}-{i}", sweep_seeds(spec, args)
+        if not seeds:
+            continue
         if not args.collect:
-            result = sweep(spec["envs"], spec["variants"], args.seeds or spec["seeds"], out_dir=out,
+            result = sweep(spec["envs"], spec["variants"], seeds, out_dir=out,
                            steps=args.steps or spec.get("steps"), overrides=spec["overrides"], progress=True,
                            probes=(critic_probe,))
             print(result.report(), flush=True)
@@ -74,6 +90,39 @@ def run_sweeps(name: str, specs: list[dict], args) -> list[dict]:
             label = record.variant if config.policy_freq == 2 else f"{record.variant} (d={freq})"
             rows += labelled(record.history, label, freq, record.seed)
     return rows
+
+
+def sweep_seeds(spec: dict, args) -> list[int]:
+    """The seeds of one sweep that this command runs: all of them, or those of ``--seeds`` among them."""
+    return [s for s in spec["seeds"] if args.seeds is None or s in args.seeds]
+
+
+def restore_runs(result_csv: Path, name: str, specs: list[dict], args) -> None:
+    """Write the finished runs of an earlier result (``result_csv``, as this script wrote it) back
+    into the sweep directories as finished runs: their histories, and a ``done.json`` that says
+    where they came from. Only runs at the full budget are restored, and no run already there is
+    touched; the sweep then trains only the rest."""
+    runs: dict[tuple[str, int], list[dict]] = {}
+    for row in read_rows(result_csv):
+        runs.setdefault((row["variant"], int(row["seed"])), []).append(row)
+    for i, spec in enumerate(specs):
+        out, seeds, steps = args.root / f"{name}-{i}", sweep_seeds(spec, args), args.steps or spec.get("steps")
+        if not seeds:
+            continue
+        open_sweep_dir(out, sweep_spec(spec["envs"], spec["variants"], seeds, spec["overrides"], steps))
+        for run in grid(json.loads((out / SPEC_NAME).read_text())):
+            history = [{k: v for k, v in r.items() if k not in FIELDS[:3]}
+                       for r in sorted(runs.get((run.variant, run.seed), []), key=lambda r: r["step"])]
+            path = run.path(out)
+            budget = variant_config(run.env_id, run.variant, spec["overrides"], steps).total_steps
+            if not history or history[-1]["step"] < budget or path.exists():
+                continue
+            path.mkdir(parents=True)
+            atomic_write_text(history_csv(history), path / HISTORY_NAME)
+            done = {"steps": history[-1]["step"], "final_eval": history[-1]["eval_mean"],
+                    "wall_s": history[-1]["wall_s"], "restored_from": str(result_csv)}
+            atomic_write_text(json.dumps(done) + "\n", path / DONE_NAME)
+            print(f"restored {path} from {result_csv}", flush=True)
 
 
 def labelled(history: list[dict], variant: str, policy_freq: int, seed: int) -> list[dict]:
@@ -129,11 +178,11 @@ def run_pitfalls(args) -> list[dict]:
 EXPERIMENTS = {
     "pendulum": dict(file="pendulum_variants.csv", lesson="02 03 04 05 07", env="Pendulum-v1",
                      steps=td3_lib.preset("Pendulum-v1").total_steps,
-                     run=lambda args: run_sweeps("pendulum", [PENDULUM, PENDULUM_D5], args)),
+                     run=lambda args: run_sweeps("pendulum", SWEEPS["pendulum"], args)),
     "pitfalls": dict(file="pitfalls_pendulum.csv", lesson="08", env="Pendulum-v1",
                      steps=td3_lib.preset("Pendulum-v1").total_steps, run=run_pitfalls),
     "hopper-v5": dict(file="hopper_v5_variants.csv", lesson="02 03 04 07", env="Hopper-v5",
-                      steps=HOPPER_V5["steps"], run=lambda args: run_sweeps("hopper-v5", [HOPPER_V5], args)),
+                      steps=HOPPER_V5[0]["steps"], run=lambda args: run_sweeps("hopper-v5", SWEEPS["hopper-v5"], args)),
 }
 
 
@@ -141,11 +190,18 @@ def main(argv=None) -> None:
     parser = options(__doc__, "runs/lesson_results", EXPERIMENTS)
     parser.add_argument("--collect", action="store_true",
                         help="train nothing: write the CSV from the runs finished so far")
+    parser.add_argument("--restore", type=Path, default=None, metavar="RESULT_CSV",
+                        help="first write the finished runs of this earlier result (a CSV this script wrote) "
+                             "into the sweep directories, so that only the other runs train")
     args = parser.parse_args(argv)
     experiment = EXPERIMENTS[args.experiment]
+    if args.restore is not None:
+        if args.experiment not in SWEEPS:
+            parser.error(f"--restore works for the sweeps ({', '.join(SWEEPS)}), not {args.experiment}.")
+        restore_runs(args.restore, args.experiment, SWEEPS[args.experiment], args)
     rows = experiment["run"](args)
     finish(rows, FIELDS, args, file=experiment["file"], lesson=experiment["lesson"], env=experiment["env"],
-           steps=args.steps or experiment["steps"], drop=("--collect",))
+           steps=args.steps or experiment["steps"], drop=("--collect",), drop_with_value=("--restore",))
 
 
 if __name__ == "__main__":

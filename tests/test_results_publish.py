@@ -98,3 +98,56 @@ def test_the_experiment_scripts_import_and_record_the_command_that_makes_their_r
     assert entry["command"] == f"python experiments/lesson_results.py hopper-v5 --out {tmp_path}"
     assert entry["seeds"] == [0, 1, 2] and entry["wall_s"] == 8.5 and entry["steps"] == 10
     assert entry["runs"] == {"TD3": [0, 2], "DDPG": [1]}  # a sweep in progress: seeds per variant
+
+
+@pytest.fixture
+def lesson_results(monkeypatch):
+    """experiments/lesson_results.py as a module (its folder on sys.path for ``common``, restored after)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "experiments"))
+    import lesson_results
+    return lesson_results
+
+
+def test_restore_writes_an_earlier_results_finished_runs_back_as_finished_runs(tmp_path, lesson_results):
+    """--restore: a run of the earlier CSV at the full budget becomes a finished run of its sweep, with
+    the same history; a run short of the budget is not restored; a run already there is not touched."""
+    rows = [{"variant": v, "policy_freq": 2, "seed": seed, "step": step, "eval_mean": -1000.0 + step / 10,
+             "q_estimate": 1.5, "wall_s": step / 100}
+            for v, seed, steps in (("TD3", 0, (500, 1000)), ("DDPG", 1, (500, 1000)), ("DDPG", 0, (500,)))
+            for step in steps]
+    earlier = tmp_path / "earlier.csv"
+    write_result(rows, list(rows[0]), entry("earlier.csv"), tmp_path)
+    specs = [dict(envs=["Pendulum-v1"], variants=["TD3", "DDPG"], seeds=[0, 1], steps=1000, overrides={})]
+    args = lesson_results.options(lesson_results.__doc__, str(tmp_path / "root"), ["x"]).parse_args(["x"])
+    args.collect = True
+    lesson_results.restore_runs(earlier, "toy", specs, args)
+    sweep_dir = tmp_path / "root" / "toy-0"
+    finished = {(r.variant, r.seed): r for r in lesson_results.load_sweep(sweep_dir).finished}
+    assert sorted(finished) == [("DDPG", 1), ("TD3", 0)]
+    assert finished["TD3", 0].history == [{k: v for k, v in r.items() if k not in ("variant", "policy_freq", "seed")}
+                                          for r in rows[:2]]
+    assert finished["TD3", 0].done["restored_from"] == str(earlier)
+    before = (sweep_dir / "Pendulum-v1" / "TD3" / "seed0" / "history.csv").read_text()
+    rows[1]["eval_mean"] = 0.0  # a second restore from a changed file leaves the finished run as it was
+    write_result(rows, list(rows[0]), entry("earlier.csv"), tmp_path)
+    lesson_results.restore_runs(earlier, "toy", specs, args)
+    assert (sweep_dir / "Pendulum-v1" / "TD3" / "seed0" / "history.csv").read_text() == before
+    assert lesson_results.run_sweeps("toy", specs, args) == [  # --collect reads them back, labelled
+        {"variant": v, "policy_freq": f, "seed": s, **{k: r[k] for k in ("step", "eval_mean", "q_estimate", "wall_s")}}
+        for (v, f, s), r in [(("TD3", 2, 0), rows[0]), (("TD3", 2, 0), {**rows[1], "eval_mean": -900.0}),
+                             (("DDPG", 1, 1), rows[2]), (("DDPG", 1, 1), rows[3])]]
+
+
+def test_seeds_pick_among_each_sweeps_own_seeds(lesson_results):
+    """--seeds keeps, of each of an experiment's sweeps, the seeds given: no run twice, none outside it."""
+    parse = lesson_results.options(lesson_results.__doc__, "runs/x", ["x"]).parse_args
+    hopper = lesson_results.SWEEPS["hopper-v5"]
+    assert [lesson_results.sweep_seeds(s, parse(["x"])) for s in hopper] == [[0, 1, 2], [3, 4], [3, 4]]
+    assert [lesson_results.sweep_seeds(s, parse(["x", "--seeds", "0,4"])) for s in hopper] == [[0], [4], [4]]
+
+
+def test_a_flag_with_a_value_is_left_out_of_the_recorded_command(monkeypatch, lesson_results):
+    monkeypatch.setattr(sys, "argv", ["experiments/lesson_results.py", "hopper-v5", "--restore", "old.csv",
+                                      "--collect", "--restore=x.csv", "--out", "o"])
+    import common
+    assert common.command_line(("--collect",), ("--restore",)) == "python experiments/lesson_results.py hopper-v5 --out o"
