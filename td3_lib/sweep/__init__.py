@@ -42,13 +42,14 @@ from ..progress import progress_bar
 from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SWITCHES, VARIANTS, SweepRun, check_overrides, grid,
                    open_sweep_dir, parse_overrides, parse_seeds, spec_difference, submission_order, sweep_spec,
                    variant_config)
-from .summary import (LAST_K, RunRecord, SweepResult, bootstrap_ci, final_score, load_sweep, mean_and_std,
-                      read_summary, score_row, summarize)
+from .summary import (LAST_K, RunRecord, SweepResult, bootstrap_ci, bootstrap_difference_ci, final_score,
+                      load_sweep, mean_and_std, permutation_p_value, read_summary, score_row, summarize)
 from .tasks import LOCK_NAME, check_device, max_rss_mb, placement, ray_session, run_on_ray, start_local_ray
 
 __all__ = ["sweep", "VARIANTS", "SWITCHES", "variant_config", "parse_overrides", "parse_seeds", "sweep_spec",
            "spec_difference", "open_sweep_dir", "check_overrides", "grid", "submission_order", "SweepRun",
-           "summarize", "load_sweep", "read_summary", "final_score", "mean_and_std", "score_row", "bootstrap_ci", "RunRecord",
+           "summarize", "load_sweep", "read_summary", "final_score", "mean_and_std", "score_row", "bootstrap_ci",
+           "bootstrap_difference_ci", "permutation_p_value", "RunRecord",
            "SweepResult", "LAST_K", "DONE_NAME", "ERROR_NAME", "SPEC_NAME", "LOCK_NAME", "start_local_ray",
            "max_rss_mb"]
 

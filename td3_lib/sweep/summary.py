@@ -6,7 +6,9 @@ computed, for sweeps, the course's shipped results and the benchmarks alike."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,6 +127,38 @@ def bootstrap_ci(scores, confidence: float = 0.95, n_resamples: int = 10_000,
     means = scores[idx].mean(axis=1)
     alpha = (1 - confidence) / 2
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+def bootstrap_difference_ci(a, b, confidence: float = 0.95, n_resamples: int = 10_000,
+                            seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of mean(a) - mean(b): each variant's seeds resampled with
+    replacement, independently of the other's."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size == 0 or b.size == 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    diffs = (a[rng.integers(0, a.size, size=(n_resamples, a.size))].mean(axis=1)
+             - b[rng.integers(0, b.size, size=(n_resamples, b.size))].mean(axis=1))
+    alpha = (1 - confidence) / 2
+    return float(np.quantile(diffs, alpha)), float(np.quantile(diffs, 1 - alpha))
+
+
+def permutation_p_value(a, b) -> float:
+    """Exact two-sided permutation test of mean(a) - mean(b): the share of all ways of splitting the
+    pooled scores into groups of len(a) and len(b) whose difference of means is at least as large
+    (in size) as the observed one. Equal variants would give a gap this large that often."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size == 0 or b.size == 0:
+        raise ValueError(f"A permutation test needs scores on both sides; got {a.size} and {b.size}.")
+    pooled, n = np.concatenate([a, b]), a.size
+    if math.comb(pooled.size, n) > 1_000_000:
+        raise ValueError(f"{a.size} and {b.size} seeds: too many splits to count exactly (over a million).")
+    observed, total, count = abs(a.mean() - b.mean()), pooled.sum(), 0
+    for idx in itertools.combinations(range(pooled.size), n):
+        in_a = pooled[list(idx)].sum()
+        difference = in_a / n - (total - in_a) / b.size
+        count += abs(difference) >= observed * (1 - 1e-12)  # the observed split counts, despite rounding
+    return count / math.comb(pooled.size, n)
 
 
 def score_row(env_id: str, variant: str, scores: list[float]) -> dict:
