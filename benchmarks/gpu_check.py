@@ -297,7 +297,7 @@ def extrapolate(env_id: str, rates: dict) -> dict:
     return {"budget_steps": full.total_steps, "start_timesteps": full.start_timesteps,
             "evaluations": full.total_steps // full.eval_freq, "eval_episodes": full.eval_episodes,
             "episode_steps_at_most": episode, "seconds": {k: round(v) for k, v in parts.items()},
-            "hours": round(sum(parts.values()) / 3600, 2),
+            "total_s": round(sum(parts.values()), 1), "hours": round(sum(parts.values()) / 3600, 4),
             "how": "extrapolated from this short run's rates, not measured; every evaluation episode "
                    "counted at full length"}
 
@@ -369,13 +369,16 @@ def training_lines(runs: dict) -> list[str]:
                   f"random phase {run['random_steps_per_s']:.0f} steps/s, learning phase "
                   f"{run['learning_steps_per_s']:.0f} steps/s (acting included), evaluation "
                   f"{run['evaluation_steps_per_s'] or float('nan'):.0f} steps/s",
-                  f"  the preset's {budget['budget_steps']:,} steps: about {duration(budget['hours'])} "
+                  f"  the preset's {budget['budget_steps']:,} steps: about {duration(budget['total_s'])} "
                   f"({budget['how']})"]
     return lines
 
 
-def duration(hours: float) -> str:
-    return f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.0f} min"
+def duration(seconds: float) -> str:
+    """Seconds as hours, minutes or seconds, whichever reads best."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
 def summary_text(report: dict) -> str:
