@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from td3_lib.pretrained import available
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -25,8 +27,8 @@ def wheel(tmp_path_factory):
 
 def test_wheel_carries_the_package_data(wheel):
     names = set(wheel.namelist())
-    for env_id in ("Pendulum-v1", "LunarLanderContinuous-v3", "BipedalWalker-v3", "AntBulletEnv-v0"):
-        assert f"td3_lib/pretrained/{env_id}.pt" in names and f"td3_lib/pretrained/{env_id}.csv" in names
+    for env_id in available():  # every shipped agent, Hopper-v5 included
+        assert {f"td3_lib/pretrained/{env_id}{ext}" for ext in (".pt", ".csv", ".test.json")} <= names
     assert "td3_lib/course/results/manifest.json" in names and "td3_lib/course/quiz.json" in names
     shipped = {p.name for p in (ROOT / "td3_lib" / "course" / "results").glob("*.csv")}
     in_wheel = {n.split("/")[-1] for n in names if n.startswith("td3_lib/course/results/") and n.endswith(".csv")}

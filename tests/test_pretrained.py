@@ -1,13 +1,19 @@
 """The agents shipped with the package reach their bars on seeds training never used."""
 
 import importlib.util
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from td3_lib import CheckpointError, TD3, TD3Config, evaluate, train
-from td3_lib.pretrained import available, export_pretrained, load_pretrained, reference_history
+from td3_lib.pretrained import (TEST_EPISODES, TEST_SEED, available, export_pretrained, held_out_test,
+                                load_pretrained, reference_history, shipped_test_result, write_test_result)
+from td3_lib.pretrained.__main__ import main as pretrained_main
+
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 # mean evaluation return each shipped agent must reach (no noise)
 BARS = {"Pendulum-v1": -200.0, "LunarLanderContinuous-v3": 200.0, "BipedalWalker-v3": 300.0,
@@ -43,6 +49,48 @@ def test_shipped_agent_reaches_its_bar(env_id):
 def test_unknown_pretrained_is_a_clear_error():
     with pytest.raises(ValueError, match="No pretrained agent for 'Nope-v0'; available: "):
         load_pretrained("Nope-v0")
+    with pytest.raises(ValueError, match="No pretrained agent for 'Nope-v0'; available: "):
+        shipped_test_result("Nope-v0")
+
+
+def test_every_shipped_agent_has_its_held_out_test_stored():
+    for env_id in available():
+        result = shipped_test_result(env_id)
+        returns = np.array(result["returns"])
+        assert result["env_id"] == env_id and result["first_seed"] == TEST_SEED
+        assert result["episodes"] == TEST_EPISODES == len(returns) == len(result["lengths"])
+        assert result["mean"] == pytest.approx(returns.mean(), abs=0.051)
+        assert result["std"] == pytest.approx(returns.std(), abs=0.051)
+        assert (result["min"], result["max"]) == pytest.approx((returns.min(), returns.max()), abs=0.051)
+        assert result["mean"] >= BARS[env_id] and min(result["lengths"]) >= 1
+        assert "td3_lib" in result["versions"] and "torch" in result["versions"]
+
+
+def test_readme_quotes_each_agents_stored_test():
+    section = README.read_text().split("## Trained agents", 1)[1].split("\n## ", 1)[0]
+    rows = {m[1]: m[2] for m in re.finditer(r"^\| ([\w-]+-v\d) \| .*? \| (-?[\d.]+ ± [\d.]+) \|", section, re.M)}
+    for env_id in available():
+        result = shipped_test_result(env_id)
+        assert rows.get(env_id) == f"{result['mean']:.1f} ± {result['std']:.1f}", env_id
+
+
+def test_held_out_test_is_the_noise_free_evaluation_on_the_test_seeds(tmp_path):
+    agent = load_pretrained("Pendulum-v1")
+    result = held_out_test(agent, "Pendulum-v1", episodes=3)
+    assert result["returns"] == pytest.approx(evaluate(agent, "Pendulum-v1", episodes=3, seed=TEST_SEED), abs=0.005)
+    assert result["lengths"] == [200, 200, 200]
+    path = write_test_result(result, dest=tmp_path)
+    assert path == tmp_path / "Pendulum-v1.test.json"
+    assert path.read_text().startswith("{") and not list(tmp_path.glob("*.tmp*"))
+
+
+@pytest.mark.parametrize("argv", [[], ["runs/x"], ["--test", "Pendulum-v1", "runs/x"],
+                                  ["runs/x", "Pendulum-v1", "--test", "Pendulum-v1"]])
+def test_shipping_command_takes_a_run_or_a_test_not_both(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        pretrained_main(argv)
+    assert exit_.value.code == 2
+    assert "give either RUN_DIR ENV_ID (ship a run) or --test ENV_ID alone" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -1,12 +1,21 @@
-"""Trained agents shipped with the package, with the evaluation history of their training."""
+"""Trained agents shipped with the package, with the evaluation history of their training
+and the result of their held-out test."""
 
 from __future__ import annotations
 
-from importlib import resources
+import json
+from importlib import metadata, resources
 from pathlib import Path
+
+import numpy as np
 
 from ..agent import TD3
 from ..checkpoint import check_env_id
+
+TEST_SEED = 10_000
+"""Reset seed of the first held-out test episode (then 10001, ...). Training never resets with
+these: its evaluations use the run's seed + 100, + 101, ..., its episodes seeds hashed from the run's seed."""
+TEST_EPISODES = 100
 
 
 def package_dir(package: str = __package__) -> Path:
@@ -57,3 +66,53 @@ def export_pretrained(run_dir, env_id: str, dest=None, best: bool = False) -> Pa
     atomic_torch_save(agent.state_dict(actor_only=True, env_id=env_id), dest / f"{env_id}.pt")
     atomic_write_text((run_dir / HISTORY_NAME).read_text(), dest / f"{env_id}.csv")
     return dest / f"{env_id}.pt"
+
+
+def held_out_test(agent, env_id: str, episodes: int = TEST_EPISODES, seed: int = TEST_SEED) -> dict:
+    """Test ``agent`` over ``episodes`` noise-free episodes reset with ``seed``, ``seed + 1``, ...:
+    each episode's return and length, their summary, and the versions that produced them."""
+    from ..envs import opened_env
+    from ..rollout import evaluation_episodes
+
+    with opened_env(env_id) as env:
+        runs = evaluation_episodes(agent, env, episodes, seed)
+    returns = np.array([e.total for e in runs])
+    return {"env_id": env_id, "episodes": episodes, "first_seed": seed,
+            "mean": round(float(returns.mean()), 1), "std": round(float(returns.std()), 1),
+            "min": round(float(returns.min()), 1), "max": round(float(returns.max()), 1),
+            "returns": [round(float(r), 2) for r in returns], "lengths": [len(e) for e in runs],
+            "versions": installed_versions("td3_lib", "torch", "gymnasium", "mujoco", "box2d", "pybullet")}
+
+
+def installed_versions(*packages: str) -> dict:
+    """The installed version of each package that is installed."""
+    versions = {}
+    for name in packages:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def held_out_result_path(env_id: str, dest=None) -> Path:
+    return (Path(dest) if dest is not None else package_dir()) / f"{env_id}.test.json"
+
+
+def write_test_result(result: dict, dest=None) -> Path:
+    """Store a held-out test's result beside the shipped agent (atomically)."""
+    from ..checkpoint import atomic_write_text
+
+    path = held_out_result_path(result["env_id"], dest)
+    atomic_write_text(json.dumps(result, indent=1) + "\n", path)
+    return path
+
+
+def shipped_test_result(env_id: str) -> dict:
+    """The stored result of the shipped agent's held-out test (what the README's table quotes)."""
+    pretrained_path(env_id)  # the one clear error for an unknown agent
+    path = held_out_result_path(env_id)
+    if not path.is_file():
+        raise ValueError(f"The shipped agent for {env_id!r} has no stored test result; "
+                         f"run python -m td3_lib.pretrained --test {env_id}.")
+    return json.loads(path.read_text())
