@@ -294,10 +294,11 @@ def extrapolate(env_id: str, rates: dict) -> dict:
     parts = {"random": full.start_timesteps / rates["random_steps_per_s"],
              "learning": (full.total_steps - full.start_timesteps) / rates["learning_steps_per_s"],
              "evaluation": eval_steps / rates["evaluation_steps_per_s"] if rates["evaluation_steps_per_s"] else 0.0}
+    total_s = sum(parts.values())
     return {"budget_steps": full.total_steps, "start_timesteps": full.start_timesteps,
             "evaluations": full.total_steps // full.eval_freq, "eval_episodes": full.eval_episodes,
             "episode_steps_at_most": episode, "seconds": {k: round(v) for k, v in parts.items()},
-            "total_s": round(sum(parts.values()), 1), "hours": round(sum(parts.values()) / 3600, 4),
+            "total_s": round(total_s, 1), "hours": round(total_s / 3600, 4),
             "how": "extrapolated from this short run's rates, not measured; every evaluation episode "
                    "counted at full length"}
 
