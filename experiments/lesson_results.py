@@ -3,6 +3,7 @@
     python experiments/lesson_results.py pendulum   # lessons 02-05 and 07 on Pendulum-v1
     python experiments/lesson_results.py pitfalls   # lesson 08's pitfalls on Pendulum-v1
     python experiments/lesson_results.py hopper-v5  # lessons 02, 03, 04 and 07 on MuJoCo's Hopper-v5
+    python experiments/lesson_results.py hopper-v5-1m  # TD3 and DDPG on Hopper-v5 at the paper's 1M steps
 
 ``pendulum`` and ``hopper-v5`` are sweeps (``td3_lib.sweep``, Ray, one CPU and one
 torch thread per run): every run is an ordinary ``train`` run whose history
@@ -62,7 +63,9 @@ HOPPER_VARIANTS = ["TD3", "DDPG", "TD3-CDQ", "TD3-TPS", "TD3-DP"]
 HOPPER_V5 = [dict(envs=["Hopper-v5"], variants=HOPPER_VARIANTS, seeds=[0, 1, 2], steps=300_000, overrides={}),
              dict(envs=["Hopper-v5"], variants=HOPPER_VARIANTS[:2], seeds=[3, 4], steps=300_000, overrides={}),
              dict(envs=["Hopper-v5"], variants=HOPPER_VARIANTS[2:], seeds=[3, 4], steps=300_000, overrides={})]
-SWEEPS = {"pendulum": [PENDULUM, PENDULUM_D5], "hopper-v5": HOPPER_V5}
+# The paper's budget: TD3 and DDPG (AHE) to 1,000,000 steps, 5 seeds, same settings and evaluation.
+HOPPER_V5_1M = [dict(envs=["Hopper-v5"], variants=HOPPER_VARIANTS[:2], seeds=SEEDS, steps=1_000_000, overrides={})]
+SWEEPS = {"pendulum": [PENDULUM, PENDULUM_D5], "hopper-v5": HOPPER_V5, "hopper-v5-1m": HOPPER_V5_1M}
 """Each sweep experiment's sweeps, run in this order into ROOT/NAME-0, ROOT/NAME-1, ..."""
 FIELDS = ("variant", "policy_freq", "seed", "step", "eval_mean", "eval_std", "critic_loss",
           "q_estimate", "q_true", "q_start", "q_roughness", "q_peak", "wall_s")
@@ -183,6 +186,9 @@ EXPERIMENTS = {
                      steps=td3_lib.preset("Pendulum-v1").total_steps, run=run_pitfalls),
     "hopper-v5": dict(file="hopper_v5_variants.csv", lesson="02 03 04 07", env="Hopper-v5",
                       steps=HOPPER_V5[0]["steps"], run=lambda args: run_sweeps("hopper-v5", SWEEPS["hopper-v5"], args)),
+    "hopper-v5-1m": dict(file="hopper_v5_1m.csv", lesson="02 03 07", env="Hopper-v5",
+                         steps=HOPPER_V5_1M[0]["steps"],
+                         run=lambda args: run_sweeps("hopper-v5-1m", SWEEPS["hopper-v5-1m"], args)),
 }
 
 
