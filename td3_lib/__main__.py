@@ -58,6 +58,8 @@ def add_train_parser(sub) -> None:
     t.add_argument("--env", required=True, help="environment id, e.g. Pendulum-v1, BipedalWalker-v3")
     t.add_argument("--steps", type=_positive_int,
                    help="environment steps in all (default: the preset's; with --resume, the saved run's)")
+    t.add_argument("--preset", default="course", metavar="NAME",
+                   help="course (default: the course's settings) or paper (the paper's hyper-parameters)")
     t.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a TD3Config field, e.g. --set hidden_sizes=64,64 --set actor_lr=1e-3")
     t.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed (default 0)")
@@ -103,6 +105,8 @@ def add_sweep_parser(sub) -> None:
                    help=f"comma-separated, of {', '.join(VARIANTS)} (default TD3)")
     s.add_argument("--seeds", default="0", help="e.g. 0,1,2 or 0-4 (default 0)")
     s.add_argument("--steps", type=_positive_int, help="environment steps per run (default: the preset's)")
+    s.add_argument("--preset", default="course", metavar="NAME",
+                   help="course (default: the course's settings) or paper (the paper's hyper-parameters)")
     s.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a TD3Config field for every run, e.g. --set hidden_sizes=64,64")
     s.add_argument("--out", type=Path, required=True, help="sweep directory")
@@ -120,7 +124,7 @@ def train_config(args, out: Path):
     from .config import parse_set, preset
     from .run import saved_config
 
-    config = (saved_config(out) if args.resume else None) or preset(args.env)
+    config = (saved_config(out) if args.resume else None) or preset(args.env, args.preset)
     overrides = parse_set(args.set)
     if args.steps is not None:
         overrides["total_steps"] = args.steps
@@ -179,7 +183,7 @@ def cmd_sweep(args) -> None:
         result = sweep(args.env, variants, parse_seeds(args.seeds), out_dir=args.out,
                        steps=args.steps, overrides=parse_overrides(args.set), address=args.address,
                        device=args.device, gpus_per_run=args.gpus_per_run, last_k=args.last_k,
-                       progress=not args.quiet, probes=(critic_probe,))
+                       progress=not args.quiet, probes=(critic_probe,), settings=args.preset)
     except ImportError as e:  # Ray is an extra
         print(f"python -m td3_lib sweep: error: {e}", file=sys.stderr)
         sys.exit(2)

@@ -44,7 +44,8 @@ class TrainResult:
 
 
 Probe = Callable[[TD3, list[Episode]], dict]
-"""A measurement recorded at each evaluation: (agent, the evaluation's episodes, states kept) -> {column: number}."""
+"""A measurement recorded at each evaluation: (agent, the evaluation's episodes, states kept) -> {column: number}.
+A probe with an ``every`` attribute is recorded only at the evaluations whose step is a multiple of it."""
 
 
 def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="auto",
@@ -247,7 +248,8 @@ def record_evaluation(run: RunState, eval_env, guard: DivergenceGuard, started: 
     row = {"step": run.step, "episodes": run.episode, "eval_mean": float(returns.mean()),
            "eval_std": float(returns.std()), "train_return": run.last_return, "critic_loss": critic_loss}
     for probe in probes:
-        row.update(probe(run.agent, episodes))
+        if run.step % getattr(probe, "every", 1) == 0:
+            row.update(probe(run.agent, episodes))
     row["wall_s"] = round(time.perf_counter() - started, 3)
     run.history.append(row)
 

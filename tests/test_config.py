@@ -3,6 +3,7 @@ import dataclasses
 import pytest
 
 from td3_lib import PRESET_ENVS, TD3Config, preset
+from td3_lib.config import PRESET_SETTINGS
 
 
 def test_defaults_are_the_authors():
@@ -51,3 +52,39 @@ def test_config_round_trips_through_plain_dict():
     assert TD3Config.from_dict(c.to_dict()) == c
     with pytest.raises(ValueError, match="Unknown TD3Config fields"):
         TD3Config.from_dict({**c.to_dict(), "gamma": 0.9})
+
+
+def test_the_papers_settings_differ_from_the_defaults_in_networks_rates_batch_and_random_steps():
+    paper, defaults = TD3Config.paper("Hopper-v5"), TD3Config()
+    different = {k for k, v in paper.to_dict().items() if defaults.to_dict()[k] != v}
+    assert different == {"hidden_sizes", "actor_lr", "critic_lr", "batch_size", "start_timesteps"}
+    assert (paper.hidden_sizes, paper.actor_lr, paper.critic_lr, paper.batch_size, paper.start_timesteps) == \
+        ((400, 300), 1e-3, 1e-3, 100, 1_000)
+    assert (paper.tau, paper.expl_noise, paper.policy_noise, paper.noise_clip, paper.policy_freq) == (0.005, 0.1, 0.2, 0.5, 2)
+    assert (paper.eval_freq, paper.eval_episodes, paper.total_steps) == (5_000, 10, 1_000_000)
+    for env_id in ("HalfCheetah-v5", "Ant-v5", "Ant-v1"):
+        assert TD3Config.paper(env_id).start_timesteps == 10_000
+    for env_id in ("Walker2d-v5", "AntBulletEnv-v0", "Pendulum-v1", ""):
+        assert TD3Config.paper(env_id).start_timesteps == 1_000
+
+
+def test_the_paper_preset_is_listed_with_the_presets_and_an_unknown_name_is_one_line():
+    assert list(PRESET_SETTINGS) == ["course", "paper"]
+    assert preset("Ant-v5", "paper") == TD3Config.paper("Ant-v5")
+    assert preset("Pendulum-v1", "course") == preset("Pendulum-v1") != preset("Pendulum-v1", "paper")
+    assert preset("Hopper-v5") == TD3Config(total_steps=1_000_000)  # the course's: the authors' current code
+    with pytest.raises(ValueError) as err:
+        preset("Hopper-v5", "Paper")
+    assert str(err.value) == "Unknown preset 'Paper'; allowed: course, paper."
+
+
+def test_the_command_line_reaches_the_paper_preset(tmp_path, capsys):
+    from td3_lib.__main__ import build_parser, main, train_config
+
+    args = build_parser().parse_args(["train", "--env", "HalfCheetah-v5", "--preset", "paper", "--steps", "5000"])
+    assert train_config(args, tmp_path) == dataclasses.replace(TD3Config.paper("HalfCheetah-v5"), total_steps=5000)
+    for command in (["train", "--env", "Pendulum-v1"], ["sweep", "--env", "Pendulum-v1", "--seeds", "0"]):
+        assert main([*command, "--preset", "papr", "--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Unknown preset 'papr'; allowed: course, paper." in err
+    assert not (tmp_path / "x").exists()  # refused before anything was written

@@ -7,7 +7,8 @@ bug lives in, and nothing else; a pitfall on the environment's side is a gymnasi
     pitfall = PITFALLS["Q1 loss twice"]
     result = train(pitfall.make_env(), config, agent=pitfall.agent, seed=0)
 
-td3_lib itself stays correct: nothing here changes ``TD3`` or ``train``. Pitfall 5 of the
+Each pitfall is also a registered variant of its name (``td3_lib.sweep``), so an experiment
+sweeps it over seeds like any other. td3_lib itself stays correct: nothing here changes ``TD3`` or ``train``. Pitfall 5 of the
 lesson (``if seed:``, which skips seed 0) lives in a training script's seeding, not in the
 agent or the environment, so it has no entry here; ``train`` seeds every seed, 0 included.
 """
@@ -23,6 +24,8 @@ import torch.nn.functional as F
 
 from ..agent import TD3
 from ..envs import make_env
+from ..sweep.variants import VARIANTS, Variant, register
+from .tasks import TwoKnobs  # pitfall 6's task (lesson 08 imports it from here too)
 
 
 class UniformDraws:
@@ -99,22 +102,6 @@ class SqueezedTargetTD3(TD3):
         return super().critic_loss(obs, action, target_q.squeeze(-1))  # the bug: (N, 1) -> (N,)
 
 
-class TwoKnobs(gym.Env):
-    """A one-step task where bounds differ: reward -(a0 - 0.5)^2 - (a1 - 3)^2,
-    knob 0 in [-1, 1], knob 1 in [-4, 4]; the best action is (0.5, 3)."""
-
-    observation_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
-    action_space = gym.spaces.Box(np.array([-1.0, -4.0], np.float32), np.array([1.0, 4.0], np.float32))
-
-    def reset(self, seed=None, options=None):
-        super().reset(seed=seed)
-        return np.zeros(1, np.float32), {}
-
-    def step(self, action):
-        a = np.clip(action, self.action_space.low, self.action_space.high)
-        return np.zeros(1, np.float32), float(-(a[0] - 0.5) ** 2 - (a[1] - 3.0) ** 2), True, False, {}
-
-
 @dataclass(frozen=True)
 class Pitfall:
     """One bug: its number in lesson 08, its name (its label in the shipped results), the buggy
@@ -134,6 +121,12 @@ class Pitfall:
         source = env_id or self.env
         env = make_env(source) if isinstance(source, str) else source()
         return self.wrapper(env) if self.wrapper is not None else env
+
+    def variant(self) -> Variant:
+        """The pitfall as a sweep's variant of its name: TD3's switches, its agent class, and its
+        wrapper around the grid's environment."""
+        return Variant(self.name, VARIANTS["TD3"], agent=self.agent,
+                       env=self.make_env if self.wrapper is not None else None)
 
 
 PITFALLS: dict[str, Pitfall] = {p.name: p for p in (
@@ -157,3 +150,6 @@ PITFALLS: dict[str, Pitfall] = {p.name: p for p in (
             agent=SqueezedTargetTD3),
 )}
 """Name -> pitfall: the one table of the bugs that change the agent or the environment."""
+
+for _pitfall in PITFALLS.values():  # each one a variant a sweep can run by its name
+    register(_pitfall.variant())

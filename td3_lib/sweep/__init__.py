@@ -1,13 +1,14 @@
 """Sweeps: environments x variants x seeds, each run a Ray task; restartable; the paper's Table 2.
 
 A sweep is a grid of ordinary ``train`` runs. Each run uses its environment's
-``preset``, the switches of its variant (``VARIANTS``, the one table that maps
-a variant's name to config switches) and the sweep's overrides, and lives in
-its own run directory::
+``preset``, its variant (a registered name, ``variants.py``: the config switches,
+the agent class, the environment and probes; ``VARIANTS`` is the paper's Table 2)
+and the sweep's overrides, and lives in its own run directory::
 
     OUT/sweep.json                  the sweep's settings; a restart with other settings is refused
     OUT/ENV/VARIANT/seedS/          checkpoint.pt, history.csv, best_actor.pt (as train writes them)
                          done.json  written when train returned at the full budget: the run is finished
+                         provenance.json  the commit, versions and machine that trained it (td3_lib.provenance)
                          error.txt  the traceback, when train raised
                          lock       held (flock) by the worker training the run; it holds host and pid
     OUT/summary.csv                 env, variant, n_seeds, mean, std, ci_low, ci_high
@@ -39,14 +40,16 @@ from pathlib import Path
 
 from ..progress import progress_bar
 
-from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SWITCHES, VARIANTS, SweepRun, check_overrides, grid,
-                   open_sweep_dir, parse_overrides, parse_seeds, spec_difference, submission_order, sweep_spec,
-                   variant_config)
+from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, check_overrides, grid, open_sweep_dir,
+                   parse_overrides, parse_seeds, spec_difference, submission_order, sweep_spec, variant_config)
+from .variants import (PROBES, REGISTRY, SWITCHES, VARIANTS, Variant, get_probe, get_variant, register,
+                       register_probe)
 from .summary import (LAST_K, RunRecord, SweepResult, bootstrap_ci, bootstrap_difference_ci, final_score,
                       load_sweep, mean_and_std, permutation_p_value, read_summary, score_row, summarize)
 from .tasks import LOCK_NAME, check_device, max_rss_mb, placement, ray_session, run_on_ray, start_local_ray
 
-__all__ = ["sweep", "VARIANTS", "SWITCHES", "variant_config", "parse_overrides", "parse_seeds", "sweep_spec",
+__all__ = ["sweep", "VARIANTS", "SWITCHES", "Variant", "REGISTRY", "PROBES", "register", "register_probe",
+           "get_variant", "get_probe", "variant_config", "parse_overrides", "parse_seeds", "sweep_spec",
            "spec_difference", "open_sweep_dir", "check_overrides", "grid", "submission_order", "SweepRun",
            "summarize", "load_sweep", "read_summary", "final_score", "mean_and_std", "score_row", "bootstrap_ci",
            "bootstrap_difference_ci", "permutation_p_value", "RunRecord",
@@ -57,33 +60,37 @@ __all__ = ["sweep", "VARIANTS", "SWITCHES", "variant_config", "parse_overrides",
 def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = None,
           overrides: dict | None = None, address: str | None = None, device: str = "auto",
           gpus_per_run: float = 0.25, last_k: int = LAST_K, progress: bool = True,
-          probes=()) -> SweepResult:
+          probes=(), settings: str = "course", only=None) -> SweepResult:
     """Train every environment x variant x seed as a Ray task and summarize them (see the module doc).
 
-    ``variants`` are names in ``VARIANTS``; ``overrides`` map TD3Config fields to values for
-    every run (on top of each environment's preset); ``steps`` replaces the preset budget.
+    ``variants`` are registered names (``get_variant``: the paper's ``VARIANTS`` and any registered
+    since); ``overrides`` map TD3Config fields to values for every run (on top of each environment's
+    ``preset(env_id, settings)``: ``"course"`` or ``"paper"``); ``steps`` replaces the preset budget.
     Finished runs in ``out_dir`` are skipped, unfinished ones resumed; a run that raises is
-    reported in the result's ``failed`` while the others go on. ``address``: None starts a local
-    Ray; HOST:PORT or auto joins a cluster. ``probes`` are recorded in every run's history (as
-    ``train``'s; module-level functions, so that Ray can send them to its workers). Writes
-    summary.csv, summary.md and curves-ENV.png.
+    reported in the result's ``failed`` while the others go on. ``only`` (SweepRun cells of the
+    grid) trains just those. ``address``: None starts a local Ray; HOST:PORT or auto joins a
+    cluster. ``probes`` (probes or registered names) are recorded in every run's history (as
+    ``train``'s; module-level functions, so that Ray can send them to its workers), beside each
+    variant's own. Writes summary.csv, summary.md and curves-ENV.png.
     """
     from ..envs import make_env
 
     started = time.perf_counter()
-    spec = sweep_spec(envs, variants, seeds, overrides, steps)
+    probes = tuple(get_probe(p) for p in probes)
+    spec = sweep_spec(envs, variants, seeds, overrides, steps, settings, probes)
     check_device(device, gpus_per_run)
     for env_id in spec["envs"]:
         make_env(env_id).close()  # an unknown or unusable environment, named before anything starts
     out_dir = Path(out_dir)
     open_sweep_dir(out_dir, spec)
     runs = grid(spec)
-    todo = submission_order([r for r in runs if not (r.path(out_dir) / DONE_NAME).exists()], spec)
+    wanted = runs if only is None else [r for r in runs if r in set(only)]
+    todo = submission_order([r for r in wanted if not (r.path(out_dir) / DONE_NAME).exists()], spec)
     ray_start_s = 0.0
     if todo:
         with ray_session(address) as ray_start_s:
             where = placement(device, gpus_per_run)
-            with progress_bar(total=len(runs), initial=len(runs) - len(todo), unit="run", desc="sweep",
+            with progress_bar(total=len(wanted), initial=len(wanted) - len(todo), unit="run", desc="sweep",
                               disable=not progress, dynamic_ncols=True) as bar:
                 run_on_ray(todo, spec, out_dir, where, bar, probes)
     result = summarize(out_dir, last_k)

@@ -9,35 +9,12 @@ from pathlib import Path
 
 from ..checkpoint import atomic_write_text
 from ..config import TD3Config, parse_set, preset
+from .variants import SWITCHES, VARIANTS, get_variant, probe_name
 
 SWEEP_FORMAT = "td3_lib.sweep/1"
 SPEC_NAME = "sweep.json"
 DONE_NAME = "done.json"
 ERROR_NAME = "error.txt"
-
-SWITCHES = ("clipped_double_q", "target_policy_smoothing", "delayed_policy_updates")
-
-# The paper's Table 2: TD3; "our DDPG" (AHE: TD3's architecture, hyperparameters
-# and exploration, all three tricks off); AHE plus one trick; TD3 minus one
-# trick. CDQ: clipped double Q-learning, TPS: target policy smoothing,
-# DP: delayed policy updates. The paper's other "DDPG" row (the original
-# architecture) is not reproduced.
-VARIANTS: dict[str, dict[str, bool]] = {
-    "TD3": dict(clipped_double_q=True, target_policy_smoothing=True, delayed_policy_updates=True),
-    "DDPG": dict(clipped_double_q=False, target_policy_smoothing=False, delayed_policy_updates=False),
-    "DDPG+DP": dict(clipped_double_q=False, target_policy_smoothing=False, delayed_policy_updates=True),
-    "DDPG+TPS": dict(clipped_double_q=False, target_policy_smoothing=True, delayed_policy_updates=False),
-    "DDPG+CDQ": dict(clipped_double_q=True, target_policy_smoothing=False, delayed_policy_updates=False),
-    "TD3-DP": dict(clipped_double_q=True, target_policy_smoothing=True, delayed_policy_updates=False),
-    "TD3-TPS": dict(clipped_double_q=True, target_policy_smoothing=False, delayed_policy_updates=True),
-    "TD3-CDQ": dict(clipped_double_q=False, target_policy_smoothing=True, delayed_policy_updates=True),
-}
-"""Variant name -> the three TD3Config switches. The one place that defines a variant."""
-
-
-def check_variant(variant: str) -> None:
-    if variant not in VARIANTS:
-        raise ValueError(f"Unknown variant {variant!r}; allowed: {', '.join(VARIANTS)}.")
 
 
 def check_overrides(overrides: dict) -> None:
@@ -49,22 +26,22 @@ def check_overrides(overrides: dict) -> None:
             raise ValueError(f"Unknown TD3Config field {name!r}; allowed: {', '.join(allowed)}.")
         if name in SWITCHES:
             raise ValueError(f"{name} is set by the variant, not by an override: choose variants "
-                             f"from {', '.join(VARIANTS)}.")
+                             f"such as {', '.join(VARIANTS)}.")
         if name == "total_steps":
             raise ValueError("total_steps is the sweep's budget: set it with steps= (--steps), "
                              "not as an override.")
 
 
 def variant_config(env_id: str, variant: str, overrides: dict | None = None,
-                   steps: int | None = None) -> TD3Config:
-    """The config of one sweep run: ``preset(env_id)``, then ``overrides``, the budget ``steps``
-    and the variant's switches (``VARIANTS[variant]``)."""
-    check_variant(variant)
+                   steps: int | None = None, settings: str = "course") -> TD3Config:
+    """The config of one sweep run: ``preset(env_id, settings)``, then ``overrides``, the budget ``steps``
+    and the variant's switches (``get_variant(variant).switches``)."""
+    switches = get_variant(variant).switches
     overrides = dict(overrides or {})
     check_overrides(overrides)
     if steps is not None:
         overrides["total_steps"] = steps
-    return dataclasses.replace(preset(env_id), **overrides, **VARIANTS[variant])
+    return dataclasses.replace(preset(env_id, settings), **overrides, **switches)
 
 
 def parse_overrides(texts) -> dict:
@@ -99,9 +76,11 @@ class SweepRun:
         return Path(out_dir) / self.env_id / self.variant / f"seed{self.seed}"
 
 
-def sweep_spec(envs, variants, seeds, overrides: dict | None = None, steps: int | None = None) -> dict:
+def sweep_spec(envs, variants, seeds, overrides: dict | None = None, steps: int | None = None,
+               settings: str = "course", probes=()) -> dict:
     """The sweep's settings as saved in ``sweep.json``, checked: the resolved config of every
-    environment x variant included, so a restart with other presets is refused too."""
+    environment x variant included, so a restart with other presets is refused too, and what each
+    variant and probe is (its agent class, environment factory and probes, by name)."""
     envs = [envs] if isinstance(envs, str) else list(envs)
     variants = variants.split(",") if isinstance(variants, str) else list(variants)
     seeds = [seeds] if isinstance(seeds, int) else list(seeds)
@@ -114,10 +93,18 @@ def sweep_spec(envs, variants, seeds, overrides: dict | None = None, steps: int 
         raise ValueError(f"Seeds {seeds}: each must be an integer >= 0.")
     if steps is not None and (not isinstance(steps, int) or steps < 1):
         raise ValueError(f"steps={steps!r}: it must be a positive integer.")
-    configs = {f"{e}/{v}": variant_config(e, v, overrides, steps).to_dict() for e in envs for v in variants}
+    configs = {f"{e}/{v}": variant_config(e, v, overrides, steps, settings).to_dict() for e in envs for v in variants}
     spec = {"format": SWEEP_FORMAT, "envs": envs, "variants": variants, "seeds": seeds,
-            "steps": steps, "overrides": dict(overrides or {}), "configs": configs}
+            "steps": steps, "overrides": dict(overrides or {}), "configs": configs, "settings": settings,
+            "definitions": {v: get_variant(v).describe() for v in variants},
+            "probes": [probe_name(p) for p in probes]}
     return json.loads(json.dumps(spec))  # tuples as lists: as it reads back from sweep.json
+
+
+RECORDED_LATER = {"settings": "course"}
+"""Keys sweep.json gained later, with what their absence means (a sweep saved before them)."""
+DESCRIBED_LATER = ("definitions", "probes")
+"""Keys sweep.json gained later that describe the runs; compared only where a saved sweep has them."""
 
 
 def spec_difference(saved: dict, spec: dict) -> str | None:
@@ -125,11 +112,18 @@ def spec_difference(saved: dict, spec: dict) -> str | None:
 
     A TD3Config field that a saved config lacks (one added to td3_lib after the sweep
     started) counts as that field's default: a sweep saved before it resumes as long as
-    the field keeps its default, and only then.
+    the field keeps its default, and only then. So are the keys sweep.json gained later
+    (``RECORDED_LATER``, ``DESCRIBED_LATER``): a sweep saved before them resumes.
     """
     for key in ("envs", "variants", "seeds", "steps", "overrides"):
         if saved.get(key) != spec[key]:
             return f"{key} is {saved.get(key)!r} there, {spec[key]!r} now"
+    for key, absent in RECORDED_LATER.items():
+        if saved.get(key, absent) != spec.get(key, absent):
+            return f"{key} is {saved.get(key, absent)!r} there, {spec.get(key, absent)!r} now"
+    for key in DESCRIBED_LATER:
+        if key in saved and saved[key] != spec.get(key):
+            return f"{key} is {saved[key]!r} there, {spec.get(key)!r} now"
     defaults = json.loads(json.dumps(TD3Config().to_dict()))  # as sweep.json holds them
     for name, config in spec["configs"].items():
         old = saved.get("configs", {}).get(name, {})

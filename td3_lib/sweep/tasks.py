@@ -12,6 +12,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+import gymnasium as gym
 import torch
 
 try:  # Unix; on Windows runs are not locked and report no memory peak
@@ -20,10 +21,12 @@ try:  # Unix; on Windows runs are not locked and report no memory peak
 except ImportError:
     fcntl = resource = None
 
+from .. import provenance
 from ..checkpoint import atomic_write_text
 from ..config import TD3Config
 from ..run import CHECKPOINT_NAME
 from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun
+from .variants import Variant, get_variant
 
 LOCK_NAME = "lock"
 MAX_RETRIES = 3
@@ -77,29 +80,30 @@ def max_rss_mb() -> float | None:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1) if resource else None
 
 
-def train_run(env_id: str, variant: str, seed: int, config: dict, out_dir: str, device: str,
-              probes=()) -> dict:
+def train_run(env_id: str, variant: Variant, seed: int, config: dict, out_dir: str, device: str,
+              probes=(), registration=None) -> dict:
     """One sweep run, as a Ray task: train it (or resume it) to its budget with one torch thread,
-    recording ``probes`` (as ``train``) at each evaluation.
+    as ``variant`` says (its agent class, environment and probes), recording ``probes`` too (as
+    ``train``) at each evaluation. ``registration``: the environment's gymnasium registration in
+    the driver, for an id the worker does not know (a task registered by the driver's code).
 
-    Writes ``done.json`` when ``train`` returns; when it raises, the traceback
-    goes to ``error.txt`` and the outcome says failed (the task itself succeeds).
+    Records the run's provenance (``td3_lib.provenance``) before it trains. Writes ``done.json``
+    when ``train`` returns; when it raises, the traceback goes to ``error.txt`` and the outcome
+    says failed (the task itself succeeds).
     """
-    from ..training import train
-
     torch.set_num_threads(1)
     if not (Path(out_dir) / SPEC_NAME).exists():
         raise FileNotFoundError(f"{out_dir} is not visible on {socket.gethostname()}: on a cluster the "
                                 "sweep directory must be on a filesystem every machine shares.")
-    run_dir = SweepRun(env_id, variant, seed).path(out_dir)
+    run_dir = SweepRun(env_id, variant.name, seed).path(out_dir)
     with run_lock(run_dir):
         if (run_dir / DONE_NAME).exists():  # finished by an earlier try of this task
             return {"status": "finished", **json.loads((run_dir / DONE_NAME).read_text())}
         try:
             resumed_from = checkpoint_step(run_dir)
-            result = train(env_id, TD3Config.from_dict(config), seed=seed, device=device,
-                           checkpoint_dir=run_dir, progress=False,
-                           resume=(run_dir / CHECKPOINT_NAME).exists(), save_buffer=True, probes=probes)
+            provenance.record(run_dir, resumed_from, provenance.current(env_id, device))
+            result = train_variant(env_id, variant, seed, TD3Config.from_dict(config), run_dir, device, probes,
+                                   registration)
         except Exception as e:
             atomic_write_text(traceback.format_exc(), run_dir / ERROR_NAME)
             return {"status": "failed", "error": f"{type(e).__name__}: {e}"}
@@ -109,6 +113,33 @@ def train_run(env_id: str, variant: str, seed: int, config: dict, out_dir: str, 
         atomic_write_text(json.dumps(done) + "\n", run_dir / DONE_NAME)
         (run_dir / ERROR_NAME).unlink(missing_ok=True)
     return {"status": "finished", **done}
+
+
+def train_variant(env_id: str, variant: Variant, seed: int, config: TD3Config, run_dir: Path, device: str,
+                  probes=(), registration=None):
+    """``train`` one run of ``variant`` in ``run_dir``, resumed from its checkpoint when it has one."""
+    from ..training import train
+
+    if registration is not None and env_id not in gym.registry:
+        gym.registry[env_id] = registration
+    env = variant.environment(env_id)
+    try:
+        return train(env, config, seed=seed, device=device, checkpoint_dir=run_dir, progress=False,
+                     resume=(run_dir / CHECKPOINT_NAME).exists(), save_buffer=True, agent=variant.agent,
+                     probes=(*probes, *variant.probes))
+    finally:
+        if not isinstance(env, str):
+            env.close()
+
+
+def registration(env_id: str):
+    """The gymnasium registration of ``env_id`` that a worker needs: None for gymnasium's own ids and
+    the ones td3_lib makes itself (PyBullet's), the driver's spec for any other (a course task)."""
+    spec = gym.registry.get(env_id)
+    entry = spec.entry_point if spec is not None else None
+    if spec is None or "Bullet" in env_id or (isinstance(entry, str) and entry.startswith("gymnasium.")):
+        return None
+    return spec
 
 
 # ---------------------------------------------------------------- Ray: connect, place, run
@@ -226,8 +257,8 @@ def run_on_ray(todo: list[SweepRun], spec: dict, out_dir: Path, where: Placement
     task = ray.remote(train_run).options(num_cpus=where.num_cpus, num_gpus=where.num_gpus,
                                          max_retries=MAX_RETRIES, retry_exceptions=False)
     out_path = str(Path(out_dir).resolve())  # workers do not share the driver's working directory
-    pending = {task.remote(r.env_id, r.variant, r.seed, spec["configs"][f"{r.env_id}/{r.variant}"],
-                           out_path, where.device, tuple(probes)): r for r in todo}
+    pending = {task.remote(r.env_id, get_variant(r.variant), r.seed, spec["configs"][f"{r.env_id}/{r.variant}"],
+                           out_path, where.device, tuple(probes), registration(r.env_id)): r for r in todo}
     outcomes: dict[SweepRun, dict] = {}
     finished_before = bar.n
     while pending:

@@ -1,0 +1,81 @@
+"""The lessons' tasks, registered: NarrowPeak's reward against its formula, the registered id trains as the
+class does, the pitfalls as variants, and the names lesson 08 imports."""
+
+import numpy as np
+import pytest
+import torch
+
+import td3_lib.course.pitfalls as pitfalls
+from td3_lib import TD3Config, make_env, train
+from td3_lib.course.tasks import NarrowPeak, NarrowPeakProbe, TwoKnobs
+from td3_lib.sweep import REGISTRY, VARIANTS, get_probe, get_variant
+
+TINY = TD3Config(hidden_sizes=(32, 32), start_timesteps=200, total_steps=600, eval_freq=200, eval_episodes=1,
+                 batch_size=32)
+
+
+def test_narrow_peak_reward_is_its_formula_for_floats_arrays_and_tensors():
+    def bump(a, w):  # as the task has always computed it for one action
+        return float(np.exp(-0.5 * (a / w) ** 2))
+
+    def formula(x, a):
+        p = (1 - x) / 2
+        return (1 - 0.4 * p) * bump(a, 0.5) + 0.8 * p * bump(a, 0.03)
+
+    assert NarrowPeak.reward(-1.0, 0.0) == pytest.approx(1.4) and NarrowPeak.reward(1.0, 0.0) == pytest.approx(1.0)
+    grid = np.linspace(-1, 1, 41)
+    for x in (-1.0, -0.3, 1.0):
+        exact = [formula(x, float(a)) for a in grid]
+        assert [NarrowPeak.reward(x, float(a)) for a in grid] == exact  # the training reward: bit for bit
+        np.testing.assert_allclose(NarrowPeak.reward(x, grid), exact, rtol=1e-14)
+        as_tensor = NarrowPeak.reward(x, torch.tensor(grid))
+        assert isinstance(as_tensor, torch.Tensor)
+        np.testing.assert_allclose(as_tensor.numpy(), exact, rtol=1e-14)
+
+
+def test_narrow_peak_pays_the_second_step_at_the_first_steps_position():
+    env = NarrowPeak()
+    obs, _ = env.reset(seed=0)
+    obs, reward, terminated, _, _ = env.step(np.array([-0.5], np.float32))
+    assert (reward, terminated) == (0.0, False) and obs.tolist() == [1.0, -0.5]
+    _, reward, terminated, _, _ = env.step(np.array([0.02], np.float32))
+    assert terminated and reward == NarrowPeak.reward(-0.5, float(np.float32(0.02)))
+
+
+def test_the_registered_task_trains_as_the_class_does():
+    """A sweep makes NarrowPeak-v0 by its id (gymnasium's wrappers around the class): the same history,
+    bit for bit, as training on the class itself."""
+    by_id = train("NarrowPeak-v0", TINY, seed=0, device="cpu", progress=False, probes=(NarrowPeakProbe(episodes=5),))
+    by_class = train(NarrowPeak(), TINY, seed=0, device="cpu", progress=False, probes=(NarrowPeakProbe(episodes=5),))
+    strip = [{k: v for k, v in h.items() if k not in ("wall_s", "critic_loss")} for h in by_id.history]
+    assert strip == [{k: v for k, v in h.items() if k not in ("wall_s", "critic_loss")} for h in by_class.history]
+    assert [h["critic_loss"] for h in by_id.history[1:]] == [h["critic_loss"] for h in by_class.history[1:]]
+    assert isinstance(make_env("TwoKnobs-v0").unwrapped, TwoKnobs)
+
+
+def test_the_pitfalls_are_variants_of_their_names_and_lesson_08s_imports_still_work():
+    from td3_lib.course.pitfalls import PITFALLS, TwoKnobs as from_pitfalls  # lesson 08's import
+    assert from_pitfalls is TwoKnobs
+    for name, pitfall in PITFALLS.items():
+        variant = get_variant(name)
+        assert variant.agent is pitfall.agent and variant.switches == VARIANTS["TD3"]
+        assert (variant.env is None) == (pitfall.wrapper is None)
+    wrapped = get_variant("time limit as terminal").environment("Pendulum-v1")
+    assert isinstance(wrapped, pitfalls.TimeLimitAsTerminal)
+    assert get_variant("Q1 loss twice").environment("Pendulum-v1") == "Pendulum-v1"
+    assert {"fixed policy", "fixed Hopper-v5 policy"} <= set(REGISTRY)
+    assert get_probe("critic").__name__ == "critic_probe"
+
+
+def test_narrow_peak_probe_measures_the_position_and_the_perturbed_return():
+    class Constant:  # an agent that always acts a (plus the noise)
+        def __init__(self, a):
+            self.a = a
+
+        def act(self, obs, noise=0.0, rng=None):
+            return np.array([self.a + (rng.normal(0.0, noise) if noise else 0.0)], np.float32)
+
+    exact = NarrowPeakProbe(episodes=50, noise=0.0)(Constant(0.0))
+    assert exact == {"position": 0.0, "perturbed_return": pytest.approx(1.2)}  # x = 0, a = 0: 0.8 + 0.4
+    noisy = NarrowPeakProbe(episodes=50)(Constant(0.0))  # about 0.9: the narrow peak is mostly missed
+    assert noisy["perturbed_return"] < 1.0 and noisy == NarrowPeakProbe(episodes=50)(Constant(0.0))
