@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import platform
+import re
 import subprocess
 import sys
 from importlib import metadata
@@ -25,6 +26,8 @@ from .checkpoint import atomic_write_text
 PROVENANCE_NAME = "provenance.json"
 PACKAGES = ("torch", "gymnasium", "numpy")
 """The packages every run records; MuJoCo's tasks add mujoco."""
+NOT_RECORDED = {"commit": None, "versions": None, "machine": None,
+                "note": "not recorded: made by code that did not record provenance"}
 
 
 def git(folder: Path, *args: str) -> str:
@@ -115,6 +118,19 @@ def record(run_dir, from_step: int, found: dict) -> None:
         return
     segments.append({"from_step": int(from_step), **found})
     atomic_write_text(json.dumps(segments, indent=1) + "\n", Path(run_dir) / PROVENANCE_NAME)
+
+
+def earlier(sweep_dir) -> list[dict]:
+    """What made a sweep's runs where the code that made them recorded nothing in the run: the sweep
+    directory's ``provenance.json``, else ``ROOT/NAME.provenance.json`` beside a sweep directory
+    ``ROOT/NAME-i`` (written by hand for runs such code started: one record, or a list); else ``NOT_RECORDED``."""
+    sweep_dir = Path(sweep_dir)
+    for candidate in (sweep_dir / PROVENANCE_NAME,
+                      sweep_dir.parent / f"{re.sub(r'-[0-9]+$', '', sweep_dir.name)}.provenance.json"):
+        if candidate.is_file():
+            found = json.loads(candidate.read_text())
+            return found if isinstance(found, list) else [found]
+    return [dict(NOT_RECORDED)]
 
 
 def write(run_dir, segments: list[dict]) -> None:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from td3_lib import provenance
-from td3_lib.provenance import PROVENANCE_NAME, commit_of, current, record
+from td3_lib.provenance import NOT_RECORDED, PROVENANCE_NAME, commit_of, current, earlier, record
 
 
 def git(folder, *args):
@@ -65,3 +65,17 @@ def test_a_run_records_a_segment_per_change_of_what_made_it(tmp_path):
     segments = json.loads((tmp_path / PROVENANCE_NAME).read_text())
     assert [(s["from_step"], s["commit"]) for s in segments] == [(0, "a" * 40), (4000, "b" * 40 + "-dirty")]
     assert provenance.read(tmp_path) == segments and provenance.read(tmp_path / "none") is None
+
+
+def test_a_sweep_whose_code_recorded_nothing_takes_its_record_from_beside_it(tmp_path):
+    """ROOT/hopper-v5-1m.provenance.json describes every sweep ROOT/hopper-v5-1m-i; the sweep's own
+    provenance.json comes first; without either, nothing is claimed."""
+    sweep_dir = tmp_path / "hopper-v5-1m-0"
+    sweep_dir.mkdir()
+    assert earlier(sweep_dir) == [NOT_RECORDED]
+    beside = {"commit": "d" * 40, "versions": {"torch": "2"}, "machine": {"cpu": "x", "torch_threads": 1}}
+    (tmp_path / "hopper-v5-1m.provenance.json").write_text(json.dumps(beside))
+    (tmp_path / "hopper-v5.provenance.json").write_text(json.dumps({**beside, "commit": "wrong"}))
+    assert earlier(sweep_dir) == [beside]
+    (sweep_dir / PROVENANCE_NAME).write_text(json.dumps([{**beside, "commit": "e" * 40}]))
+    assert earlier(sweep_dir) == [{**beside, "commit": "e" * 40}]

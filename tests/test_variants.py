@@ -159,3 +159,24 @@ def test_an_environment_registered_by_the_drivers_code_is_sent_to_the_worker():
 def test_switches_of_every_registered_variant_are_the_three():
     import td3_lib.course.tasks  # noqa: F401  (registers the course's variants)
     assert all(set(v.switches) == set(SWITCHES) for v in REGISTRY.values())
+
+
+def test_a_run_started_by_code_that_recorded_nothing_keeps_that_part_when_resumed(tmp_path):
+    """The first 400 steps trained as earlier code did (a checkpoint, no provenance.json), the rest by the
+    worker: the record says what the sweep's earlier record says from step 0, and this code from 400 on."""
+    spec = sweep_spec([ENV], ["TD3"], [0], TINY, STEPS)
+    open_sweep_dir(tmp_path / "old-0", spec)
+    run_dir = tmp_path / "old-0" / ENV / "TD3" / "seed0"
+    threads = torch.get_num_threads()
+    try:
+        train(ENV, variant_config(ENV, "TD3", TINY, 400), seed=0, device="cpu", progress=False,
+              checkpoint_dir=run_dir, save_buffer=True)
+        earlier = {"commit": "f" * 40, "versions": {"torch": "2"}, "machine": {"cpu": "x", "torch_threads": 1}}
+        (tmp_path / "old.provenance.json").write_text(json.dumps(earlier))
+        assert train_run(ENV, get_variant("TD3"), 0, spec["configs"][f"{ENV}/TD3"], str(tmp_path / "old-0"),
+                         "cpu")["status"] == "finished"
+    finally:
+        torch.set_num_threads(threads)
+    made = json.loads((run_dir / PROVENANCE_NAME).read_text())
+    assert [(m["from_step"], m["commit"]) for m in made] == [(0, "f" * 40), (400, made[1]["commit"])]
+    assert made[1]["commit"] != "f" * 40 and json.loads((run_dir / DONE_NAME).read_text())["resumed_from"] == 400

@@ -87,7 +87,8 @@ def train_run(env_id: str, variant: Variant, seed: int, config: dict, out_dir: s
     ``train``) at each evaluation. ``registration``: the environment's gymnasium registration in
     the driver, for an id the worker does not know (a task registered by the driver's code).
 
-    Records the run's provenance (``td3_lib.provenance``) before it trains. Writes ``done.json``
+    Records the run's provenance (``td3_lib.provenance``) before it trains (for a run started by code
+    that recorded none, what the sweep's earlier record says, from step 0). Writes ``done.json``
     when ``train`` returns; when it raises, the traceback goes to ``error.txt`` and the outcome
     says failed (the task itself succeeds).
     """
@@ -101,6 +102,8 @@ def train_run(env_id: str, variant: Variant, seed: int, config: dict, out_dir: s
             return {"status": "finished", **json.loads((run_dir / DONE_NAME).read_text())}
         try:
             resumed_from = checkpoint_step(run_dir)
+            if resumed_from and provenance.read(run_dir) is None:  # trained so far by code that recorded nothing
+                provenance.write(run_dir, [{"from_step": 0, **made} for made in provenance.earlier(out_dir)])
             provenance.record(run_dir, resumed_from, provenance.current(env_id, device))
             result = train_variant(env_id, variant, seed, TD3Config.from_dict(config), run_dir, device, probes,
                                    registration)
