@@ -3,8 +3,11 @@
 ``analysis``      the critic's probes (``train(probes=...)``): value estimate against the true
                   discounted return, value at fixed states, roughness and peak height along the action
 ``plots``         the band of +-1 std over seeds, a sweep's curves, a run against the shipped agent's
+``tasks``         the lessons' tasks (NarrowPeak, TwoKnobs), the agents of their variants (FixedPolicyTD3)
+                  and their probes, registered by name for sweeps and experiments
 ``pitfalls``      quiet bugs of TD3 and DDPG code, each the smallest change to a correct
-                  TD3 (a subclass or an environment wrapper), in one table (lesson 08)
+                  TD3 (a subclass or an environment wrapper), in one table (lesson 08), each a variant
+``experiments``   the shipped results specified as runs of sweeps, and the one way they are run and written
 ``update_check``  the check of lesson 06's exercise: the learner's whole update against ``TD3.update``
 ``diagram``       the update drawn as a diagram, one part highlighted per lesson
 ``quiz``          the lessons' quizzes, their answers sealed in ``quiz.json``

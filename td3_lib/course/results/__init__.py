@@ -3,11 +3,14 @@
 Each result is a small CSV (one row per seed and evaluation, or per seed and
 measurement) listed in ``manifest.json`` with what made it: ``file``,
 ``lesson``, ``env``, ``command`` (the exact command that regenerates it),
-``seeds``, ``steps``, ``wall_s`` and ``version`` (td3_lib's version).
+``seeds``, ``steps``, ``wall_s``, ``version`` (td3_lib's version), ``runs``
+(each variant's seeds), and the ``commit``, ``versions`` and ``machine`` that made
+its runs (per group of runs in ``provenance`` where they differ; see ``publish``).
 
-The scripts under ``experiments/`` write a result to an output folder (``runs/results`` by
-default) beside its entry; ``publish`` (``python -m td3_lib.course.results publish FILE``) is the
-separate step that copies it into this package and its manifest.
+The scripts under ``experiments/`` (``td3_lib.course.experiments``) write a result to an output
+folder (``runs/results`` by default) beside its entry; ``publish`` (``python -m
+td3_lib.course.results publish FILE``) is the separate step that copies it into this package and
+its manifest.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from ...sweep.summary import final_score, mean_and_std
 from ...pretrained import package_dir
 from ...run import read_rows
 
-MANIFEST_FIELDS = ("file", "lesson", "env", "command", "seeds", "steps", "wall_s", "version")
+MANIFEST_FIELDS = ("file", "lesson", "env", "command", "seeds", "steps", "wall_s", "version", "commit", "versions",
+                   "machine")
 
 
 def results_dir() -> Path:

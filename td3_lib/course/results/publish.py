@@ -3,6 +3,13 @@ the installed package.
 
 ``write_result`` puts ``NAME.csv`` and its manifest entry ``NAME.csv.json`` in an output folder.
 ``publish`` checks both and copies them into ``td3_lib/course/results/`` and its ``manifest.json``.
+
+An entry says what made its runs (``provenance_fields``, from what each run's directory recorded):
+``commit``, ``versions`` and ``machine`` when every run was made alike; otherwise each of them lists
+the values found, and ``provenance`` gives them per group of runs (``runs``: label -> seeds), so a
+result whose runs came from several commits says which run came from which. A value nobody recorded
+is null, with a ``note`` (or, for the results shipped before provenance was recorded,
+``recorded_afterwards`` and ``shipped_in``: the commit that first shipped the runs).
 """
 
 from __future__ import annotations
@@ -12,7 +19,11 @@ from pathlib import Path
 
 from ...checkpoint import atomic_write, atomic_write_text
 from ...run import csv_text
-from . import MANIFEST_FIELDS, results_dir
+from . import MANIFEST_FIELDS, manifest, results_dir
+
+PROVENANCE_KEYS = ("commit", "versions", "machine")
+MADE_KEYS = PROVENANCE_KEYS + ("note", "recorded_afterwards", "shipped_in")
+"""What says how a run was made; a run's record may also hold ``from_step`` and ``restored_from``, which do not."""
 
 
 def entry_path(csv_path: Path) -> Path:
@@ -61,3 +72,47 @@ def publish(csv_path, package_dir: Path | None = None) -> Path:
     atomic_write(package_dir / csv_path.name, lambda f: f.write(data))
     atomic_write_text(json.dumps(sorted(entries, key=lambda e: e["file"]), indent=1) + "\n", manifest_path)
     return package_dir / csv_path.name
+
+
+def distinct(values: list) -> list:
+    """The values, each once, in the order they first appear (dicts compared by content)."""
+    seen = {}
+    for value in values:
+        seen.setdefault(json.dumps(value, sort_keys=True), value)
+    return list(seen.values())
+
+
+def provenance_fields(runs) -> dict:
+    """An entry's provenance from its runs' records: ``runs`` is (label, seed, segments) per run, where
+    segments are what ``td3_lib.provenance`` recorded (one per change of code, versions or machine)."""
+    groups: dict[str, dict] = {}
+    for label, seed, segments in runs:
+        made = [{k: v for k, v in s.items() if k in MADE_KEYS} for s in segments]
+        group = groups.setdefault(json.dumps(made, sort_keys=True), {"runs": {}, "made": made})
+        group["runs"].setdefault(label, []).append(seed)
+    if not groups:
+        return {"commit": None, "versions": None, "machine": None, "note": "no finished runs"}
+    first = next(iter(groups.values()))["made"]
+    if len(groups) == 1 and len(first) == 1:
+        return first[0]
+    every = [m for g in groups.values() for m in g["made"]]
+    return {**{k: distinct([m.get(k) for m in every]) for k in PROVENANCE_KEYS},
+            "provenance": [{"runs": g["runs"], **(g["made"][0] if len(g["made"]) == 1 else {"segments": g["made"]})}
+                           for g in groups.values()]}
+
+
+def run_provenance_in_entry(entry: dict, label: str, seed: int) -> list[dict]:
+    """What an entry says made its run ``label``, ``seed`` (a list of segments, as a run records it)."""
+    notes = {k: entry[k] for k in ("note", "recorded_afterwards") if k in entry}  # said once for every group
+    for group in entry.get("provenance", []):
+        if seed in group["runs"].get(label, []):
+            return group.get("segments") or [{**notes, **{k: v for k, v in group.items() if k in MADE_KEYS}}]
+    return [{k: v for k, v in entry.items() if k in MADE_KEYS}]
+
+
+def entry_of_file(csv_path) -> dict | None:
+    """The entry of a result: the one written beside it, else the shipped one of the same file name."""
+    csv_path = Path(csv_path)
+    if entry_path(csv_path).is_file():
+        return json.loads(entry_path(csv_path).read_text())
+    return next((e for e in manifest() if e["file"] == csv_path.name), None)

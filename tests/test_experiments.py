@@ -1,0 +1,169 @@
+"""The experiments: the scripts as specifications (each sweep defined once), the runner's rows, restore and
+collect, the provenance a result records, and run directories as earlier code wrote them."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from td3_lib.course import experiments as runner
+from td3_lib.course.experiments import PENDULUM, Experiment, Sweep, Take
+from td3_lib.course.results import entry as shipped_entry
+from td3_lib.course.results import results_dir
+from td3_lib.course.results.publish import write_result
+from td3_lib.provenance import NOT_RECORDED, PROVENANCE_NAME
+from td3_lib.run import history_csv, read_rows
+from td3_lib.sweep import DONE_NAME, PROBES, REGISTRY, open_sweep_dir, sweep_spec
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "experiments"
+FIELDS = ("variant", "policy_freq", "seed", "step", "eval_mean", "q_estimate", "wall_s")
+TOY = Sweep("toy-0", ("Pendulum-v1",), ("TD3", "DDPG"), (0, 1), steps=1000, probes=("critic",))
+TOY_EXPERIMENT = Experiment("toy.csv", "07", "Pendulum-v1", FIELDS, (Take(TOY, "TD3"), Take(TOY, "DDPG", "AHE")))
+MADE = {"commit": "c" * 40, "versions": {"torch": "2"}, "machine": {"cpu": "x", "torch_threads": 1}}
+
+
+def script(name: str):
+    """experiments/NAME.py as a module, loaded from its file (it imports only td3_lib)."""
+    spec = importlib.util.spec_from_file_location(f"experiment_{name}", SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def args_for(tmp_path, *argv, experiments=None):
+    return runner.options("doc", experiments or {"a": None, "b": None}).parse_args(
+        ["a", "--root", str(tmp_path / "root"), "--out", str(tmp_path / "out"), *argv])
+
+
+def finish_run(out: Path, variant: str, seed: int, history: list[dict], made=None, done=None) -> Path:
+    """A finished run's directory as a sweep leaves it (the history, done.json, provenance.json if ``made``)."""
+    path = out / "Pendulum-v1" / variant / f"seed{seed}"
+    path.mkdir(parents=True)
+    (path / "history.csv").write_text(history_csv(history))
+    (path / DONE_NAME).write_text(json.dumps(done or {"steps": history[-1]["step"]}))
+    if made is not None:
+        (path / PROVENANCE_NAME).write_text(json.dumps([{"from_step": 0, **made}]))
+    return path
+
+
+def history(seed: int, steps=(500, 1000)) -> list[dict]:
+    return [{"step": s, "episodes": s // 200, "eval_mean": -1000.0 + s / 7 + seed, "eval_std": 1.0, "train_return": 0.0,
+             "critic_loss": 0.5, "q_estimate": 1.23456789, "wall_s": s / 100 + seed} for s in steps]
+
+
+def test_every_script_is_a_specification_of_registered_variants_and_probes_each_sweep_defined_once():
+    sweeps, files = {}, []
+    for name in ("lesson_results", "smoothing", "target_networks", "critic_shape_bug"):
+        for experiment in script(name).EXPERIMENTS.values():
+            files.append(experiment.file)
+            for take in experiment.takes:
+                assert take.variant in take.sweep.variants and take.variant in REGISTRY
+                assert all(p in PROBES for p in take.sweep.probes)
+                assert sweeps.setdefault(take.sweep.dir, take.sweep) == take.sweep, take.sweep.dir
+                sweep_spec(take.sweep.envs, take.sweep.variants, take.sweep.seeds, dict(take.sweep.overrides),
+                           take.sweep.steps)  # a valid sweep
+    assert {f for f in files if f != "hopper_v5_1m.csv"} == {p.name for p in results_dir().glob("*.csv")}
+    smoothing, results = script("smoothing").EXPERIMENTS, script("lesson_results").EXPERIMENTS
+    assert all(t.sweep is PENDULUM for t in smoothing["pendulum"].takes)  # read, not trained again
+    assert results["pitfalls"].takes[-1] == Take(PENDULUM, "TD3", "TD3 (correct)")
+    assert sum(path.read_text().count("\n") for path in SCRIPTS.glob("*.py")) < 250
+
+
+def test_the_recorded_command_leaves_out_only_what_decides_which_runs_train_here():
+    argv = ["hopper-v5", "--restore", "old.csv", "--collect", "--restore=x.csv", "--out", "o", "--seeds", "0,1"]
+    assert runner.command_line("experiments/lesson_results.py", argv) == \
+        "python experiments/lesson_results.py hopper-v5 --out o --seeds 0,1"
+
+
+def test_rows_are_labelled_rounded_and_in_the_experiments_order(tmp_path):
+    args = args_for(tmp_path)
+    open_sweep_dir(args.root / "toy-0", runner.spec_of(TOY, args))
+    for variant in ("TD3", "DDPG"):
+        for seed in (0, 1):
+            finish_run(args.root / "toy-0", variant, seed, history(seed), MADE)
+    runs = runner.collect(TOY_EXPERIMENT, args)
+    assert [(r.take.name, r.seed) for r in runs] == [("TD3", 0), ("TD3", 1), ("AHE", 0), ("AHE", 1)]
+    rows = runner.rows_of(runs[2], TOY_EXPERIMENT)
+    assert rows[0] == {"variant": "AHE", "policy_freq": 1, "seed": 0, "step": 500, "eval_mean": -928.5714,
+                       "q_estimate": 1.2346, "wall_s": 5.0}  # DDPG: no delay, d = 1
+    assert runner.rows_of(runs[0], TOY_EXPERIMENT)[0]["policy_freq"] == 2
+    seed_major = Experiment("toy.csv", "07", "Pendulum-v1", FIELDS, TOY_EXPERIMENT.takes, seed_major=True)
+    assert [(r.take.name, r.seed) for r in runner.collect(seed_major, args)] == \
+        [("TD3", 0), ("AHE", 0), ("TD3", 1), ("AHE", 1)]
+    path = runner.write(TOY_EXPERIMENT, runs, args, "python experiments/toy.py")
+    entry = json.loads(Path(f"{path}.json").read_text())
+    assert entry["runs"] == {"TD3": [0, 1], "AHE": [0, 1]} and entry["steps"] == 1000
+    assert entry["wall_s"] == 2 * (10.0 + 11.0) and {k: entry[k] for k in MADE} == MADE
+
+
+def test_collect_reads_runs_as_earlier_code_left_them(tmp_path):
+    """A sweep.json without the keys added since, done.json without provenance, no provenance.json: the
+    commit comes from ROOT/NAME.provenance.json (written beside runs started by such code), else it is
+    said not to be recorded; a run that records its own provenance keeps it."""
+    args = args_for(tmp_path)
+    spec = runner.spec_of(TOY, args)
+    (args.root / "toy-0").mkdir(parents=True)
+    (args.root / "toy-0" / "sweep.json").write_text(json.dumps(
+        {k: v for k, v in spec.items() if k not in ("settings", "definitions", "probes")}))
+    finish_run(args.root / "toy-0", "TD3", 0, history(0))
+    finish_run(args.root / "toy-0", "TD3", 1, history(1), {**MADE, "commit": "d" * 40})
+    made = {"commit": "e" * 40, "versions": {"torch": "1"}, "machine": {"cpu": "y", "torch_threads": 1}}
+    (args.root / "toy.provenance.json").write_text(json.dumps(made))
+    runs = runner.collect(TOY_EXPERIMENT, args)
+    assert [runner.run_provenance(r, args.root) for r in runs] == [[made], [{"from_step": 0, **MADE, "commit": "d" * 40}]]
+    (args.root / "toy.provenance.json").unlink()
+    assert runner.run_provenance(runs[0], args.root) == [NOT_RECORDED]
+    entry = runner.result_entry(TOY_EXPERIMENT, runs, args, "c")
+    assert entry["commit"] == [None, "d" * 40] and entry["provenance"][0]["runs"] == {"TD3": [0]}
+    with pytest.raises(ValueError, match="holds another sweep"):  # collect refuses runs made with other settings
+        runner.collect(TOY_EXPERIMENT, args_for(tmp_path, "--steps", "500"))
+
+
+def test_restore_writes_an_earlier_results_runs_back_with_their_provenance_and_collect_reads_them_as_they_were(tmp_path):
+    args = args_for(tmp_path)
+    rows = [{"variant": v, "policy_freq": f, "seed": seed, "step": step, "eval_mean": -1000.0 + step / 10,
+             "q_estimate": 1.5, "wall_s": step / 100}
+            for v, f, seed, steps in (("TD3", 2, 0, (500, 1000)), ("AHE", 1, 1, (500, 1000)), ("AHE", 1, 0, (500,)))
+            for step in steps]
+    earlier = write_result(rows, FIELDS, {"file": "earlier.csv", "lesson": "07", "env": "E", "command": "c", "seeds": [0, 1],
+                                          "steps": 1000, "wall_s": 1.0, "version": "0", **MADE}, tmp_path)
+    runner.restore(TOY_EXPERIMENT, earlier, args)
+    runs = runner.collect(TOY_EXPERIMENT, args)
+    assert [(r.take.name, r.seed) for r in runs] == [("TD3", 0), ("AHE", 1)]  # AHE seed 0 is short of the budget
+    assert [row for r in runs for row in runner.rows_of(r, TOY_EXPERIMENT)] == rows[:4]
+    assert runner.run_provenance(runs[0], args.root) == [{"from_step": 0, **MADE, "restored_from": str(earlier)}]
+    before = (runs[0].path / "history.csv").read_text()
+    write_result([{**r, "eval_mean": 0.0} for r in rows], FIELDS, json.loads(Path(f"{earlier}.json").read_text()), tmp_path)
+    runner.restore(TOY_EXPERIMENT, earlier, args)  # a finished run is never written again
+    assert (runs[0].path / "history.csv").read_text() == before
+
+
+def test_hopper_v5_after_restoring_the_shipped_result_trains_only_its_third_sweep(tmp_path):
+    """--restore td3_lib/course/results/hopper_v5_variants.csv: the shipped runs come back as finished
+    runs, each with the provenance its entry gives it, and collect writes the shipped rows again exactly;
+    what is left to train is the third sweep, the ablations' seeds 3 and 4."""
+    experiment = script("lesson_results").EXPERIMENTS["hopper-v5"]
+    args = args_for(tmp_path, experiments={"a": experiment, "b": None})
+    shipped = results_dir() / "hopper_v5_variants.csv"
+    runner.restore(experiment, shipped, args)
+    pending = [(sweep.dir, r.variant, r.seed) for sweep in runner.sweeps_of(experiment)
+               for r in runner.cells(experiment, sweep, args) if not (r.path(args.root / sweep.dir) / DONE_NAME).exists()]
+    assert pending == [("hopper-v5-2", v, s) for v in ("TD3-CDQ", "TD3-TPS", "TD3-DP") for s in (3, 4)]
+    runs = runner.collect(experiment, args)
+    path = runner.write(experiment, runs, args, "python experiments/lesson_results.py hopper-v5")
+    assert path.read_text() == shipped.read_text()
+    entry, before = json.loads(Path(f"{path}.json").read_text()), shipped_entry("hopper_v5_variants.csv")
+    assert entry["provenance"] == before["provenance"] and entry["commit"] == before["commit"]
+    assert entry["runs"] == before["runs"] and entry["seeds"] == before["seeds"]
+
+
+def test_seeds_pick_among_each_sweeps_own_seeds_and_a_directory_made_with_fewer_keeps_them(tmp_path):
+    sweeps = script("lesson_results").HOPPER_V5
+    assert [runner.chosen(runner.held_seeds(s, tmp_path), args_for(tmp_path)) for s in sweeps] == [[0, 1, 2], [3, 4], [3, 4]]
+    assert [runner.chosen(runner.held_seeds(s, tmp_path), args_for(tmp_path, "--seeds", "0,4")) for s in sweeps] == \
+        [[0], [4], [4]]
+    args = args_for(tmp_path)  # an earlier command's --seeds 0 made the first sweep's directory with seed 0 only
+    open_sweep_dir(args.root / sweeps[0].dir, sweep_spec(sweeps[0].envs, sweeps[0].variants, [0], {}, sweeps[0].steps,
+                                                         probes=sweeps[0].probes))
+    assert runner.held_seeds(sweeps[0], args.root) == [0] and runner.saved_spec(sweeps[0], args) is not None
