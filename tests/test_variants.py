@@ -180,3 +180,37 @@ def test_a_run_started_by_code_that_recorded_nothing_keeps_that_part_when_resume
     made = json.loads((run_dir / PROVENANCE_NAME).read_text())
     assert [(m["from_step"], m["commit"]) for m in made] == [(0, "f" * 40), (400, made[1]["commit"])]
     assert made[1]["commit"] != "f" * 40 and json.loads((run_dir / DONE_NAME).read_text())["resumed_from"] == 400
+
+
+WORKER = """
+import pickle, sys
+import gymnasium
+from td3_lib.sweep.tasks import train_run
+assert "NarrowPeak-v0" not in gymnasium.registry and "td3_lib.course.tasks" not in sys.modules  # a fresh worker
+first = pickle.load(sys.stdin.buffer)  # a run of TD3 on a task only the driver's code registered
+print(train_run(*first)["status"])
+course = pickle.load(sys.stdin.buffer)  # the course's variants and probes, imported by name as they load
+print(sorted(v.name for v in course["variants"]), [type(p).__name__ for p in course["probes"]])
+"""
+
+
+def test_what_a_task_carries_reaches_a_fresh_worker_process(tmp_path):
+    """What Ray sends each task (by pickle: classes and functions by name) reaches a worker process that
+    never imported the course: the driver's registration of NarrowPeak-v0 lets it train there, and the
+    course's variants and probes load there."""
+    import pickle
+    import subprocess
+    import sys
+
+    import td3_lib.course.tasks  # noqa: F401
+    spec = sweep_spec(["NarrowPeak-v0"], ["TD3"], [0], TINY, 400)
+    open_sweep_dir(tmp_path, spec)
+    first = ("NarrowPeak-v0", get_variant("TD3"), 0, spec["configs"]["NarrowPeak-v0/TD3"], str(tmp_path), "cpu", (),
+             registration("NarrowPeak-v0"))
+    course = {"variants": [get_variant("time limit as terminal"), get_variant("fixed Hopper-v5 policy")],
+              "probes": [get_probe(n) for n in ("narrow peak", "Pendulum-v1 true value", "critic")]}
+    done = subprocess.run([sys.executable, "-c", WORKER], input=pickle.dumps(first) + pickle.dumps(course),
+                          capture_output=True, check=True)
+    lines = done.stdout.decode().splitlines()
+    assert lines[0] == "finished" and (tmp_path / "NarrowPeak-v0" / "TD3" / "seed0" / DONE_NAME).exists()
+    assert lines[1] == "['fixed Hopper-v5 policy', 'time limit as terminal'] ['NarrowPeakProbe', 'TrueValue', 'function']"
