@@ -87,8 +87,8 @@ def test_probes_by_name():
             register_probe("actor norm (test)", EveryFourHundred())
         with pytest.raises(ValueError, match=r"Unknown probe 'nope'; allowed: .*actor norm \(test\)"):
             get_probe("nope")
-        spec = sweep_spec([ENV], ["TD3"], [0], TINY, STEPS, probes=[actor_norm])
-        assert spec["probes"] == ["actor norm (test)"]
+        spec = sweep_spec([ENV], ["TD3"], [0], TINY, STEPS, probes=[get_probe("actor norm (test)"), EveryFourHundred()])
+        assert spec["probes"] == [f"{__name__}.actor_norm", f"{__name__}.EveryFourHundred"]  # whatever is registered
     finally:
         del __import__("td3_lib.sweep.variants", fromlist=["PROBES"]).PROBES["actor norm (test)"]
 

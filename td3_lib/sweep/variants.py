@@ -69,9 +69,10 @@ class Variant:
         return env_id if self.env is None else self.env(env_id)
 
     def describe(self) -> dict:
-        """The variant in plain types, as a sweep's ``sweep.json`` records it."""
+        """The variant in plain types, as a sweep's ``sweep.json`` records it (classes and functions by
+        their qualified names, which do not depend on what is registered)."""
         return {"switches": dict(self.switches), "agent": qualified_name(self.agent),
-                "env": qualified_name(self.env), "probes": [probe_name(p) for p in self.probes]}
+                "env": qualified_name(self.env), "probes": [qualified_name(p) for p in self.probes]}
 
 
 REGISTRY: dict[str, Variant] = {}
@@ -119,16 +120,6 @@ def get_probe(probe):
     if probe not in PROBES:
         raise ValueError(f"Unknown probe {probe!r}; allowed: {', '.join(PROBES) or 'none registered'}.")
     return PROBES[probe]
-
-
-def probe_name(probe) -> str:
-    """A probe's registered name, or its qualified name when it has none."""
-    if isinstance(probe, str):
-        return probe
-    for name, known in PROBES.items():
-        if known is probe:
-            return name
-    return qualified_name(probe)
 
 
 for _name, _switches in VARIANTS.items():
