@@ -89,6 +89,7 @@ def test_probes_by_name():
             get_probe("nope")
         spec = sweep_spec([ENV], ["TD3"], [0], TINY, STEPS, probes=[get_probe("actor norm (test)"), EveryFourHundred()])
         assert spec["probes"] == [f"{__name__}.actor_norm", f"{__name__}.EveryFourHundred"]  # whatever is registered
+        assert sweep_spec([ENV], ["TD3"], [0], TINY, STEPS, probes=["actor norm (test)", EveryFourHundred()]) == spec
     finally:
         del __import__("td3_lib.sweep.variants", fromlist=["PROBES"]).PROBES["actor norm (test)"]
 

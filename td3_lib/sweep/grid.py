@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..checkpoint import atomic_write_text
 from ..config import TD3Config, parse_set, preset
-from .variants import SWITCHES, VARIANTS, get_variant, qualified_name
+from .variants import SWITCHES, VARIANTS, get_probe, get_variant, qualified_name
 
 SWEEP_FORMAT = "td3_lib.sweep/1"
 SPEC_NAME = "sweep.json"
@@ -97,7 +97,7 @@ def sweep_spec(envs, variants, seeds, overrides: dict | None = None, steps: int 
     spec = {"format": SWEEP_FORMAT, "envs": envs, "variants": variants, "seeds": seeds,
             "steps": steps, "overrides": dict(overrides or {}), "configs": configs, "settings": settings,
             "definitions": {v: get_variant(v).describe() for v in variants},
-            "probes": [qualified_name(p) for p in probes]}
+            "probes": [qualified_name(get_probe(p)) for p in probes]}
     return json.loads(json.dumps(spec))  # tuples as lists: as it reads back from sweep.json
 
 
