@@ -129,7 +129,7 @@ def filled(text: str, table: str, page: str) -> str:
     if begin < 0 or end < begin:
         raise ValueError(f"docs/{page} has no generated table: it needs the line {BEGIN!r}, "
                          f"then the line {END!r}.")
-    return text[:begin + len(BEGIN)] + "\n" + table + "\n" + text[end:]
+    return text[:begin + len(BEGIN)] + "\n\n" + table + "\n\n" + text[end:]
 
 
 def stale_pages() -> dict[str, str]:
