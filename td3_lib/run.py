@@ -8,8 +8,6 @@ the best evaluation so far). Every file is written atomically.
 
 from __future__ import annotations
 
-import csv
-import io
 import shutil
 import warnings
 from pathlib import Path
@@ -21,6 +19,7 @@ from .agent import TD3
 from .buffer import ReplayBuffer
 from .checkpoint import CheckpointError, atomic_torch_save, atomic_write_text, check_env_id, safe_load
 from .config import TD3Config
+from .tables import csv_text, read_rows
 
 RUN_FORMAT = "td3_lib.run/1"
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -38,35 +37,9 @@ def history_fields(history: list[dict]) -> list[str]:
     return fields + ["wall_s"]
 
 
-def csv_text(rows: list[dict], fields) -> str:
-    """``rows`` as CSV text with the columns ``fields``: the one CSV writer of the project's tables."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(fields), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
-
-
 def history_csv(history: list[dict]) -> str:
     """The history as CSV text, one row per evaluation."""
     return csv_text(history, history_fields(history))
-
-
-def read_rows(path) -> list[dict]:
-    """A CSV file's rows, each value as a number where it is one (an int where the text is an
-    integer) and as text otherwise; empty cells left out. The one reader of the project's tables:
-    histories, sweep summaries and shipped results."""
-    with open(path, newline="") as f:
-        return [{k: number_or_text(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
-
-
-def number_or_text(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def read_history(path) -> list[dict]:
