@@ -159,7 +159,7 @@ def cmd_train(args) -> None:
                    probes=probes(args.probe))
     plot_history(result.history, out / "curve.png", f"TD3 on {args.env}, seed {args.seed}")
     last = result.history[-1]
-    print(f"{args.env}: {result.steps} steps in {result.wall_s:.0f} s; final evaluation "
+    print(f"{args.env}: {result.step} steps in {result.wall_s:.0f} s; final evaluation "
           f"{last['eval_mean']:.1f} +- {last['eval_std']:.1f} over {result.agent.config.eval_episodes} episodes")
     best = best_evaluation(result.history)
     print(f"checkpoint {result.checkpoint_path}, curve {out / 'curve.png'}, history {out / 'history.csv'}")

@@ -33,7 +33,7 @@ def test_train_evaluate_play_end_to_end(tmp_path):
     p = run_cli("train", "--env", "Pendulum-v1", "--steps", "1400", "--out", str(out), "--quiet",
                 "--resume", "--no-video")
     assert p.returncode == 0, p.stderr
-    assert torch.load(out / "checkpoint.pt", weights_only=True)["t"] == 1400
+    assert torch.load(out / "checkpoint.pt", weights_only=True)["step"] == 1400
 
 
 @pytest.mark.parametrize("argv, words", [
