@@ -219,36 +219,34 @@ def test_failed_run_keeps_its_traceback_and_the_others_go_on(tmp_path, local_ray
 def test_killed_driver_restarts_without_redoing_a_finished_run(tmp_path, local_ray):
     """The driver process ends itself as soon as it has the first run's outcome; the third run is
     held back until the driver is gone (2 CPUs: it waits for the first two anyway), so the driver
-    always dies part-way. A new driver finishes the sweep without touching what was finished."""
-    out = tmp_path / "sweep"
+    always dies part-way. A new driver finishes the sweep without touching what was finished.
+
+    The third run waits on a lock the driver holds (flock): the system releases it when the driver's
+    process ends, however it ends, so the run goes on at that moment, with no clock involved."""
+    out, held = tmp_path / "sweep", tmp_path / "held-by-the-driver"
     address = local_ray.get_runtime_context().gcs_address
     argv = ["sweep", "--env", ENV, "--variants", "TD3", "--seeds", "0-2", "--out", str(out), "--address",
             address, "--quiet"] + TINY_ARGS
     driver = textwrap.dedent(f"""
+        import fcntl
         import os
-        import time
         from td3_lib.sweep import tasks
         from td3_lib.__main__ import main
         first_outcome = tasks.ray_outcome
         real_train_run = tasks.train_run
-        DRIVER = os.getpid()
+        HELD = {str(held)!r}
+        lock = open(HELD, "w")
+        fcntl.flock(lock, fcntl.LOCK_EX)  # held until this process ends
 
         def die_after_the_first_outcome(*args):
             first_outcome(*args)
             os._exit(9)
 
-        def driver_alive():
-            try:
-                os.kill(DRIVER, 0)
-                return True
-            except ProcessLookupError:
-                return False
-
         def train_run_holding_seed_2(env_id, variant, seed, *rest):  # sent to the workers by value
             if seed != 2:
                 return real_train_run(env_id, variant, seed, *rest)
-            while driver_alive():
-                time.sleep(0.05)
+            with open(HELD) as wait:
+                fcntl.flock(wait, fcntl.LOCK_EX)  # returns once the driver is gone
             return {{"status": "failed", "error": "held back until the driver was gone"}}
 
         tasks.ray_outcome = die_after_the_first_outcome
