@@ -112,7 +112,7 @@ def test_short_modules_short_functions_no_nonlocal(path):
 
 def test_the_notebooks_import_only_what_exists():
     """Every ``from td3_lib... import name`` line of the lessons names a module and names that exist."""
-    import importlib
+    import importlib.util
 
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for cell in json.loads(notebook.read_text())["cells"]:
