@@ -12,7 +12,8 @@ A run's score is read off its history (one row per evaluation):
 Over seeds: ``mean_and_std`` (std with ddof 1), ``bootstrap_ci`` and ``bootstrap_difference_ci``
 (percentile bootstrap, ``scipy.stats.bootstrap``: the seeds resampled with replacement 10,000
 times from ``numpy.random.default_rng(seed)``), and ``permutation_p_value`` (the exact two-sided
-permutation test: every split of the pooled scores counted).
+permutation test: every split of the pooled scores counted), and for paired seeds
+``paired_permutation_p_value`` (the exact sign-flip test: every flip of the differences' signs counted).
 
 SciPy refuses a sample of one score. For the bootstrap that case is computed here: one score
 resampled is that score, so the interval of a difference is the other side's, shifted. The
@@ -142,6 +143,23 @@ def permutation_p_value(a, b) -> float:
         difference = in_a / n - (total - in_a) / b.size
         count += abs(difference) >= observed * (1 - 1e-12)  # the observed split counts, despite rounding
     return count / splits
+
+
+def paired_permutation_p_value(a, b) -> float:
+    """Exact two-sided sign-flip test of mean(a - b) for paired scores (seed i of one variant
+    against seed i of the other, where the two runs share everything up to the point where the
+    variants differ): the share of all 2^n ways of flipping the signs of the differences whose mean
+    is at least as large (in size) as the observed one, the observed signs included."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape or a.size == 0:
+        raise ValueError(f"A paired test needs two equal, non-empty lists of scores; got {np.shape(a)} "
+                         f"and {np.shape(b)}.")
+    if 2 ** a.size > MAX_SPLITS:
+        raise ValueError(f"{a.size} pairs: too many sign flips to count exactly (over a million).")
+    d = a - b
+    signs = np.array(list(itertools.product((1.0, -1.0), repeat=d.size)))
+    means = np.abs(signs @ d) / d.size
+    return float(np.mean(means >= abs(d.mean()) * (1 - 1e-12)))  # the observed signs count, despite rounding
 
 
 def score_row(env_id: str, variant: str, scores: list[float]) -> dict:

@@ -8,7 +8,7 @@ import pytest
 
 from td3_lib.course import results as shipped
 from td3_lib.stats import (bootstrap_ci, bootstrap_difference_ci, final_score, mean_and_std, over_seeds,
-                           permutation_p_value, score_row, table1_score, table2_score)
+                           paired_permutation_p_value, permutation_p_value, score_row, table1_score, table2_score)
 
 
 def history(values, start=1000, every=1000) -> list[dict]:
@@ -133,3 +133,29 @@ def test_the_shipped_hopper_ablation_gives_the_numbers_the_course_quotes():
         assert f"{scores[a].mean() - scores[b].mean():+.1f}" == gap
         assert [f"{x:+.1f}" for x in interval] == [low, high]
         assert f"{permutation_p_value(scores[a], scores[b]):.3f}" == p
+
+
+def test_paired_permutation_p_value_counts_every_sign_flip():
+    # Differences +1, +2, +3: of the 8 sign flips, only all-plus and all-minus have |mean| >= 2.
+    assert paired_permutation_p_value([1, 2, 3], [0, 0, 0]) == pytest.approx(2 / 8)
+    # Differences +1, -1: every flip has |mean| 0 or 1 >= 0, so all 4 count.
+    assert paired_permutation_p_value([1, 0], [0, 1]) == 1.0
+    # Differences 3, 1: flips give |mean| 2, 1, 1, 2; the observed 2 is reached by 2 of 4.
+    assert paired_permutation_p_value([3, 1], [0, 0]) == pytest.approx(2 / 4)
+
+
+def test_paired_permutation_p_value_equals_a_count_by_hand():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=6), rng.normal(size=6)
+    d = a - b
+    count = 0
+    for flips in itertools.product((1, -1), repeat=6):
+        count += abs(np.mean(np.array(flips) * d)) >= abs(d.mean()) - 1e-12
+    assert paired_permutation_p_value(a, b) == pytest.approx(count / 64)
+    # Pairing matters: the same scores, unpaired, give another p.
+    assert paired_permutation_p_value(a, b) != pytest.approx(permutation_p_value(a, b))
+
+
+def test_paired_permutation_p_value_refuses_unequal_lists():
+    with pytest.raises(ValueError, match="two equal"):
+        paired_permutation_p_value([1, 2, 3], [1, 2])
