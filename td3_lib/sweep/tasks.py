@@ -22,9 +22,9 @@ except ImportError:
     fcntl = resource = None
 
 from .. import provenance
-from ..checkpoint import atomic_write_text
+from ..checkpoint import CheckpointError, atomic_write_text
 from ..config import TD3Config
-from ..run import CHECKPOINT_NAME
+from ..run import CHECKPOINT_NAME, saved_step
 from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun
 from .variants import Variant, get_variant
 
@@ -69,9 +69,8 @@ def is_running(run_dir: Path) -> bool:
 def checkpoint_step(run_dir: Path) -> int:
     """The step a run's checkpoint holds, 0 without one (memory-mapped: the buffer is not read)."""
     try:
-        state = torch.load(run_dir / CHECKPOINT_NAME, map_location="cpu", weights_only=True, mmap=True)
-        return int(state["t"])
-    except Exception:  # none, or unreadable: train says which when it resumes
+        return saved_step(run_dir)
+    except CheckpointError:  # unreadable: train says why when it resumes
         return 0
 
 
@@ -110,7 +109,7 @@ def train_run(env_id: str, variant: Variant, seed: int, config: dict, out_dir: s
         except Exception as e:
             atomic_write_text(traceback.format_exc(), run_dir / ERROR_NAME)
             return {"status": "failed", "error": f"{type(e).__name__}: {e}"}
-        done = {"steps": result.steps, "final_eval": result.final_return, "wall_s": round(result.wall_s, 2),
+        done = {"steps": result.step, "final_eval": result.final_return, "wall_s": round(result.wall_s, 2),
                 "resumed_from": resumed_from, "host": socket.gethostname(), "pid": os.getpid(),
                 "max_rss_mb": max_rss_mb()}
         atomic_write_text(json.dumps(done) + "\n", run_dir / DONE_NAME)

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from ...checkpoint import atomic_write, atomic_write_text
-from ...run import csv_text
+from ...tables import write_rows
 from . import MANIFEST_FIELDS, manifest, results_dir
 
 PROVENANCE_KEYS = ("commit", "versions", "machine")
@@ -29,12 +29,6 @@ MADE_KEYS = PROVENANCE_KEYS + ("note", "recorded_afterwards", "shipped_in")
 def entry_path(csv_path: Path) -> Path:
     """Where a written result keeps its manifest entry: beside it, ``NAME.csv.json``."""
     return csv_path.with_name(csv_path.name + ".json")
-
-
-def write_rows(rows: list[dict], path: Path, fields) -> None:
-    """``rows`` as a CSV with the columns ``fields``, written atomically (parent folders made)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(csv_text(rows, fields), path)
 
 
 def check_entry(entry: dict) -> None:
