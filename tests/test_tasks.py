@@ -7,7 +7,8 @@ import torch
 
 import td3_lib.course.pitfalls as pitfalls
 from td3_lib import TD3Config, make_env, train
-from td3_lib.course.tasks import NarrowPeak, NarrowPeakProbe, TwoKnobs
+from td3_lib.agent import TD3
+from td3_lib.course.tasks import LotteryBand, LotteryBandProbe, NarrowPeak, NarrowPeakProbe, TwoKnobs
 from td3_lib.sweep import REGISTRY, VARIANTS, get_probe, get_variant
 
 TINY = TD3Config(hidden_sizes=(32, 32), start_timesteps=200, total_steps=600, eval_freq=200, eval_episodes=1,
@@ -79,3 +80,49 @@ def test_narrow_peak_probe_measures_the_position_and_the_perturbed_return():
     assert exact == {"position": 0.0, "perturbed_return": pytest.approx(1.2)}  # x = 0, a = 0: 0.8 + 0.4
     noisy = NarrowPeakProbe(episodes=50)(Constant(0.0))  # about 0.9: the narrow peak is mostly missed
     assert noisy["perturbed_return"] < 1.0 and noisy == NarrowPeakProbe(episodes=50)(Constant(0.0))
+
+
+def test_lottery_band_pays_its_hill_exactly_outside_the_band_and_noise_of_mean_zero_inside():
+    assert LotteryBand.expected_reward(1.0, 0.0) == 1.0 and LotteryBand.expected_reward(-1.0, 0.0) == 0.5
+    x = np.linspace(-1, 1, 9)
+    np.testing.assert_allclose(LotteryBand.expected_reward(x, 0.0), 0.75 + 0.25 * x)  # V*(x)
+    env = LotteryBand()
+    env.reset(seed=0)
+    obs, reward, terminated, _, _ = env.step(np.array([-0.5], np.float32))
+    assert (reward, terminated) == (0.0, False) and obs[:2].tolist() == [1.0, -0.5] and -1 <= obs[2] <= 1
+    _, reward, terminated, _, _ = env.step(np.array([0.3], np.float32))  # outside the band: no noise
+    assert terminated and reward == LotteryBand.expected_reward(-0.5, float(np.float32(0.3)))
+    in_band = []
+    for seed in range(4000):  # at x = -1 the band pays the hill 0.5 plus noise of std 8
+        env.reset(seed=seed)
+        env.step(np.array([-1.0], np.float32))
+        in_band.append(env.step(np.array([0.0], np.float32))[1])
+    assert abs(np.mean(in_band) - 0.5) < 4 * 8 / np.sqrt(4000) and 7.5 < np.std(in_band) < 8.5
+    env.reset(seed=1)
+    env.step(np.array([1.0], np.float32))
+    assert env.step(np.array([0.0], np.float32))[1] == 1.0  # at x = +1 the band is quiet
+
+
+def test_lottery_band_probe_is_the_targets_error_computed_by_hand():
+    torch.manual_seed(0)
+    for smoothing in (False, True):
+        agent = TD3(3, [-1.0], [1.0], TD3Config(hidden_sizes=(16, 16), target_policy_smoothing=smoothing))
+        probe = LotteryBandProbe(draws=64)
+        row = probe(agent)
+        x = float(agent.act(np.zeros(3, np.float32))[0])
+        s2 = torch.tensor([[1.0, x, c] for c in np.linspace(-1, 1, 41)], dtype=torch.float32)
+        errors = []
+        with torch.no_grad():
+            for s in s2:
+                a = agent.actor_target(s[None])[0, 0]
+                actions = (a + probe.eps).clamp(-1, 1) if smoothing else a[None]
+                q1, q2 = agent.critic_target(s[None].repeat(len(actions), 1), actions[:, None])
+                truth = LotteryBand.expected_reward(x, actions.numpy()).mean()
+                errors.append(torch.minimum(q1, q2).mean().item() - truth)
+        assert row["position"] == x
+        assert row["target_bias"] == pytest.approx(np.mean(errors), abs=1e-6)
+        assert row["target_error_spread"] == pytest.approx(np.std(errors), abs=1e-6)
+        with torch.no_grad():
+            actor = agent.actor(s2)[:, 0].numpy()
+        assert row["true_return"] == pytest.approx(LotteryBand.expected_reward(x, actor).mean())
+        assert row["target_spread"] >= 0 and row == probe(agent)  # the same agent, the same numbers

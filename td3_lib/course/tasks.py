@@ -3,6 +3,8 @@ a sweep (``td3_lib.sweep``) and the experiments under ``experiments/`` can run t
 
 Tasks (gymnasium environments, registered as ids)
     ``NarrowPeak-v0``  ``NarrowPeak``, lesson 04: a reward with a real, narrow peak
+    ``LotteryBand-v0`` ``LotteryBand``, lesson 04: a narrow band of actions that pays zero-mean noise, the
+                       critic's narrow peaks there are errors
     ``TwoKnobs-v0``    ``TwoKnobs``, lesson 08: a one-step task whose two actions have different bounds
 
 Variants (``td3_lib.sweep.register``)
@@ -14,6 +16,8 @@ Variants (``td3_lib.sweep.register``)
 Probes (``td3_lib.sweep.register_probe``; ``train(probes=...)``)
     ``critic``         ``course.analysis.critic_probe``: value estimate against the true return, roughness, peak height
     ``narrow peak``    ``NarrowPeakProbe``: the position chosen at NarrowPeak's first step, the perturbed return
+    ``lottery band``   ``LotteryBandProbe``: the target's error at LotteryBand's second step, its spread over
+                       states, the position chosen and the policy's true return
     ``Pendulum-v1 value``, ``Pendulum-v1 true value``  lesson 05's Figure 3: the critic's value of 32 fixed
                        Pendulum states at each evaluation, the actor's true value there every 1,000 steps
     ``Hopper-v5 value``, ``Hopper-v5 true value``      the same on 32 Hopper-v5 start states, true value every 10,000
@@ -102,6 +106,112 @@ class NarrowPeakProbe:
             returns.append(env.step(agent.act(obs, noise=self.noise, rng=rng))[1])
         return {"position": float(agent.act(np.zeros(2, np.float32))[0]),
                 "perturbed_return": float(np.mean(returns))}
+
+
+# ------------------------------------------------------------------ lesson 04: the lottery band
+class LotteryBand(gym.Env):
+    """Two steps, one action in [-1, 1] each: a narrow band of actions that pays noise, not value.
+
+    Step 1 chooses a position x = a (no reward); the next observation is (1, x, c), with a dial
+    c ~ U[-1, 1] drawn each episode that changes nothing (it gives the critic states on which to
+    be wrong in different ways). Step 2 is paid for its action a, with p = (1 - x) / 2:
+
+        r = (1 - 0.5 p) * bump(a, 0.5) + p * xi * [|a| < 0.05],   xi ~ N(0, 8^2) at each step
+
+    The band |a| < 0.05 pays zero on average, so E[r | x, a] = (1 - 0.5 p) bump(a, 0.5): the best
+    second action is a = 0 at every x, the true value is V*(x) = 0.75 + 0.25 x, and the best policy
+    (x = +1, a = 0) earns 1.0. Towards x = -1 the band's lucky draws are large: a critic fitted to
+    them grows narrow peaks that are errors, the peaks the paper's Section 5.3 is about.
+    """
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)  # (step, position x, dial c)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    band, noise_std = 0.05, 8.0
+
+    def __init__(self, render_mode=None):
+        self.render_mode = render_mode  # nothing to draw; gymnasium.make passes it
+
+    @staticmethod
+    def expected_reward(x, a):
+        """E[r | x, a] at the second step (the band's noise has mean zero): floats or numpy arrays."""
+        p = (1.0 - np.asarray(x, dtype=np.float64)) / 2.0
+        return (1.0 - 0.5 * p) * bump(np.asarray(a, dtype=np.float64), 0.5)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.state = np.zeros(3, np.float32)
+        return self.state.copy(), {}
+
+    def step(self, action):
+        a = float(np.clip(np.asarray(action, dtype=np.float64).reshape(-1)[0], -1.0, 1.0))
+        if self.state[0] == 0.0:
+            self.state = np.array([1.0, a, self.np_random.uniform(-1.0, 1.0)], np.float32)
+            return self.state.copy(), 0.0, False, False, {}
+        x = float(self.state[1])
+        r = float(self.expected_reward(x, a))
+        if abs(a) < self.band:
+            r += (1.0 - x) / 2.0 * float(self.np_random.normal(0.0, self.noise_std))
+        return self.state.copy(), r, True, False, {}
+
+
+LOTTERY_BAND_SETTINGS = dict(hidden_sizes=(64, 64), actor_lr=1e-3, critic_lr=1e-3, start_timesteps=1_000,
+                             buffer_size=20_000, eval_freq=250, eval_episodes=1)
+"""The TD3Config fields lesson 04's LotteryBand runs set (on the defaults), their budget aside (4,000 steps)."""
+
+
+class LotteryBandProbe:
+    """Probe of the target at the second step, on 41 states: the actor's position x, dials c = -1 .. 1.
+
+    The target's next value is min(Q1', Q2')(s2, a') with a' = mu'(s2), averaged over 256 fixed
+    smoothing draws (policy_noise 0.2, noise_clip 0.5) when the agent smooths; its error is that
+    value minus the true one (E[r] at the same actions, averaged the same way). Recorded:
+    ``target_bias`` (mean error), ``target_error_spread`` (its std over the 41 states, which all
+    have the same true value), ``target_spread`` (std of the next value over a batch of 328 such
+    states with one smoothing draw each, as in the agent's own update), ``position`` and
+    ``true_return`` (the noise-free policy's expected return, exactly)."""
+
+    dials = np.linspace(-1.0, 1.0, 41)
+
+    def __init__(self, draws: int = 256):
+        self.eps = (torch.randn(draws, generator=torch.Generator().manual_seed(0)) * 0.2).clamp(-0.5, 0.5)
+
+    def __call__(self, agent: TD3, episodes=()) -> dict:
+        x = float(agent.act(np.zeros(3, np.float32))[0])
+        s2 = self.states(x, len(self.dials), repeat=1)
+        with torch.no_grad():
+            a_target, a_actor = agent.actor_target(s2)[:, 0], agent.actor(s2)[:, 0].numpy()
+            if agent.config.target_policy_smoothing:
+                noisy = (a_target[:, None] + self.eps[None, :]).clamp(-1.0, 1.0)
+                q = next_value(agent, s2.repeat_interleave(len(self.eps), 0), noisy.reshape(-1, 1))
+                q, truth = q.reshape(len(self.dials), -1).mean(1), LotteryBand.expected_reward(x, noisy.numpy()).mean(1)
+            else:
+                q, truth = next_value(agent, s2, a_target[:, None]), LotteryBand.expected_reward(x, a_target.numpy())
+        error = q.numpy() - truth
+        return {"position": x, "true_return": float(LotteryBand.expected_reward(x, a_actor).mean()),
+                "target_bias": float(error.mean()), "target_error_spread": float(error.std()),
+                "target_spread": self.target_spread(agent, x)}
+
+    def states(self, x: float, n: int, repeat: int) -> torch.Tensor:
+        """``n`` second-step states at position ``x``, the dials each ``repeat`` times."""
+        dials = np.repeat(self.dials, repeat)
+        return torch.tensor(np.stack([np.ones(n), np.full(n, x), dials], 1), dtype=torch.float32)
+
+    def target_spread(self, agent: TD3, x: float, per_dial: int = 8) -> float:
+        """Std of the next value over a batch of states at ``x`` that share one true value, with one
+        smoothing draw per state (none without smoothing): noise in the critic's regression target."""
+        s2 = self.states(x, len(self.dials) * per_dial, repeat=per_dial)
+        with torch.no_grad():
+            a = agent.actor_target(s2)
+            if agent.config.target_policy_smoothing:
+                eps = torch.randn(a.shape, generator=torch.Generator().manual_seed(1)) * 0.2
+                a = (a + eps.clamp(-0.5, 0.5)).clamp(-1.0, 1.0)
+            return float(next_value(agent, s2, a).std())
+
+
+def next_value(agent: TD3, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    """The target critics' clipped double-Q value min(Q1', Q2')(s, a), one number per row."""
+    q1, q2 = agent.critic_target(obs, action)
+    return torch.minimum(q1, q2)[:, 0]
 
 
 # ------------------------------------------------------------------ lesson 08: two knobs
@@ -225,7 +335,7 @@ class TrueValue:
 
 
 # ------------------------------------------------------------------ registered
-for _id, _task in (("NarrowPeak-v0", "NarrowPeak"), ("TwoKnobs-v0", "TwoKnobs")):
+for _id, _task in (("NarrowPeak-v0", "NarrowPeak"), ("LotteryBand-v0", "LotteryBand"), ("TwoKnobs-v0", "TwoKnobs")):
     if _id not in gym.registry:
         gym.register(_id, entry_point=f"{__name__}:{_task}")
 
@@ -234,6 +344,7 @@ register(Variant("fixed Hopper-v5 policy", VARIANTS["TD3"], agent=FixedHopperPol
 
 register_probe("critic", critic_probe)
 register_probe("narrow peak", NarrowPeakProbe())
+register_probe("lottery band", LotteryBandProbe())
 _pendulum, _hopper = PendulumStates(), StartStates("Hopper-v5")
 register_probe("Pendulum-v1 value", StatesValue(_pendulum))
 register_probe("Pendulum-v1 true value", TrueValue(_pendulum, every=1_000))
