@@ -14,7 +14,9 @@ discounted return, the value at fixed start states, roughness and peak height al
   pitfalls_pendulum.csv), and TD3 with d = 5.
 - ``pitfalls``: TD3 with one bug each (the variants of ``td3_lib.course.pitfalls``), on the same
   settings; the correct baseline is ``PENDULUM``'s TD3, read, not trained again.
-- ``hopper-v5``: the paper's own task with the authors' settings (Hopper-v5's preset), 300,000
+- ``hopper-v5``: the paper's own task with the authors' current repository defaults (Hopper-v5's
+  preset: 256-256 networks, Adam 3e-4, batch 256, 25,000 random steps; the paper used 400-300,
+  Adam 1e-3, batch 100 and 1,000 random steps, the ``paper`` preset), 300,000
   steps (30% of the paper's budget), evaluated every 5,000 steps over 10 episodes. Three sweeps,
   one after another, so that a stop part-way leaves the most useful result: every variant to 3
   seeds, then TD3 and DDPG to 5, then the ablations to 5.
