@@ -128,3 +128,12 @@ def test_the_notebooks_import_only_what_exists():
 def clean(source: str) -> str:
     """A cell's Python: IPython's magics and shell lines (%, !) left out."""
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "experiments").rglob("*.py")), ids=lambda p: p.name)
+def test_experiments_are_specifications_run_through_the_sweep(path):
+    """An experiment names its sweeps and results; the sweep runs them (on Ray, or in the process when
+    Ray cannot start): no process pool of its own, no edit of the import path."""
+    found = {module for module, _ in imports(path)}
+    assert not found & {"multiprocessing", "concurrent.futures", "subprocess"}, f"{path.name} runs processes itself"
+    assert "sys.path" not in path.read_text(), f"{path.name} edits sys.path"
