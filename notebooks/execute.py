@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -79,7 +80,8 @@ def main(argv=None) -> int:
         try:
             execute(path, quick)
         except Exception as error:  # a cell raised: nbclient names it; the notebook file is left as it was
-            print(f"{path.name}: FAILED after {time.perf_counter() - started:.0f} s: {str(error).strip()[-2000:]}")
+            text = re.sub(r"\x1b\[[0-9;]*m", "", str(error)).strip()  # nbclient's traceback, without its colours
+            print(f"{path.name}: FAILED after {time.perf_counter() - started:.0f} s:\n{text[-1500:]}")
             failed.append(path.name)
             continue
         problems = rules.output_problems(path)

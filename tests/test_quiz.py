@@ -118,10 +118,10 @@ def stored_text(cell: dict) -> str:
 
 
 def shows(number: str, text: str) -> bool:
-    """Whether ``text`` prints ``number``, or a longer number that rounds to it (0.768 shows 0.77)."""
+    """Whether ``text`` prints ``number``, or a number one decimal finer that rounds to it (0.768 shows 0.77)."""
     decimals = len(number.partition(".")[2])
     return any(round(float(found), decimals) == float(number) for found in re.findall(r"\d+\.\d+|\d+", text)
-               if len(found.partition(".")[2]) >= decimals)
+               if len(found.partition(".")[2]) in (decimals, decimals + 1))
 
 
 def test_no_numeric_answer_is_printed_before_its_quiz():
