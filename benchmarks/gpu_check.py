@@ -31,9 +31,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -46,8 +43,9 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from td3_lib import TD3, ReplayBuffer, TD3Config, make_env, preset, train
-from td3_lib.buffer import random_transitions  # the same random data as update_speed.py
+from td3_lib import TD3, TD3Config, make_env, preset, train
+from gpu_report import Clock, broken, machine, summary_text, write
+from update_blocks import compile_passes, full_buffer, random_transitions, timed  # as update_speed.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,20 +97,6 @@ def smoke_skipped() -> list[str]:
             "Hopper-v5: the smoke check trains Pendulum-v1 for 200 steps"]
 
 
-class Clock:
-    """The check's time budget, shared by its parts."""
-
-    def __init__(self, budget_s: float):
-        self.started, self.budget_s = time.perf_counter(), budget_s
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.started
-
-    def until(self, share: float) -> float:
-        """Seconds left before ``share`` of the budget is spent."""
-        return share * self.budget_s - self.elapsed()
-
-
 def sync(device: str) -> None:
     if device == "cuda":
         torch.cuda.synchronize()
@@ -139,22 +123,7 @@ def run_tests(plan: Plan) -> dict:
 
 
 # ---------------------------------------------------------- 2. throughput
-def compile_passes(agent: TD3, backend: str) -> None:
-    """The three network passes (target Q, critic loss, actor loss) under torch.compile, as
-    update_speed.py's compile contender; the noise draw, backward and Adam stay eager."""
-    for name in ("target_q", "critic_loss", "actor_loss"):
-        setattr(agent, name, torch.compile(getattr(agent, name), backend=backend, dynamic=False))
-
-
-def full_buffer(data: dict, device: str) -> ReplayBuffer:
-    buffer = ReplayBuffer(OBS_DIM, ACTION_DIM, len(data["obs"]), device)
-    for name in ("obs", "action", "reward", "next_obs", "not_done"):
-        getattr(buffer, name)[:] = torch.from_numpy(data[name]).to(device)
-    buffer.size = len(data["obs"])
-    return buffer
-
-
-def make_block(name: str, hidden: tuple, plan: Plan, buffer: ReplayBuffer):
+def make_block(name: str, hidden: tuple, plan: Plan, buffer):
     """A block of k consecutive updates of contender ``name``, ending when the device is done."""
     cfg = TD3Config(hidden_sizes=hidden, batch_size=plan.batch, cuda_graph="cuda_graph" in name)
     torch.manual_seed(0)
@@ -170,14 +139,7 @@ def make_block(name: str, hidden: tuple, plan: Plan, buffer: ReplayBuffer):
     return block
 
 
-def timed(block, k: int) -> float:
-    """Updates per second of one block of k updates."""
-    start = time.perf_counter()
-    block(k)
-    return k / (time.perf_counter() - start)
-
-
-def set_up(name: str, hidden: tuple, plan: Plan, buffer: ReplayBuffer) -> tuple:
+def set_up(name: str, hidden: tuple, plan: Plan, buffer) -> tuple:
     """Build a contender, warm it up (compilation, graph capture) and size its timed block."""
     started = time.perf_counter()
     block = make_block(name, hidden, plan, buffer)
@@ -335,74 +297,6 @@ def run_training(plan: Plan, clock: Clock, skipped: list[str]) -> dict:
     return runs
 
 
-# ------------------------------------------------------------- reporting
-def machine(device: str) -> dict:
-    info = {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
-            "platform": platform.platform(), "device": device}
-    if device == "cuda":
-        info.update(gpu=torch.cuda.get_device_name(), cuda=torch.version.cuda,
-                    gpu_memory_gib=round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1))
-    return info
-
-
-def throughput_lines(throughput: dict) -> list[str]:
-    lines = [f"update throughput, batch {throughput['batch']}: updates/s (x eager, median over rounds)"]
-    for size, rows in throughput["sizes"].items():
-        cells = []
-        for name, row in rows.items():
-            if "updates_per_s" in row:
-                x = f" ({row['x_eager']:.2f}x)" if "x_eager" in row else ""
-                cells.append(f"{name} {row['updates_per_s']:.0f}{x}, setup {row['setup_s']:.0f} s")
-            else:
-                cells.append(f"{name}: {row.get('error') or row.get('skipped')}")
-        lines.append(f"  {size}: " + " | ".join(cells))
-    return lines
-
-
-def training_lines(runs: dict) -> list[str]:
-    lines = []
-    for name, run in runs.items():
-        if "learning_steps_per_s" not in run:
-            lines.append(f"training, {name}: {run.get('error') or run.get('skipped')}")
-            continue
-        budget = run["preset_budget"]
-        lines += [f"training {run['env_id']} ({name}, {'-'.join(map(str, run['hidden_sizes']))}): "
-                  f"random phase {run['random_steps_per_s']:.0f} steps/s, learning phase "
-                  f"{run['learning_steps_per_s']:.0f} steps/s (acting included), evaluation "
-                  f"{run['evaluation_steps_per_s'] or float('nan'):.0f} steps/s",
-                  f"  the preset's {budget['budget_steps']:,} steps: about {duration(budget['total_s'])} "
-                  f"({budget['how']})"]
-    return lines
-
-
-def duration(seconds: float) -> str:
-    """Seconds as hours, minutes or seconds, whichever reads best."""
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
-
-
-def summary_text(report: dict) -> str:
-    m = report["machine"]
-    lines = [f"td3_lib GPU check{' (smoke, on the CPU)' if report['smoke'] else ''}: "
-             f"{m.get('gpu', 'no GPU')}, torch {m['torch']}, {report['wall_s']:.0f} s in all"]
-    if "tests" in report:
-        t = report["tests"]
-        lines.append(f"tests ({', '.join(t['files'])}): {t['summary']}, exit status {t['returncode']}")
-    if "throughput" in report:
-        lines += throughput_lines(report["throughput"])
-    lines += training_lines(report.get("training", {}))
-    lines += [f"skipped: {s}" for s in report["skipped"]]
-    lines += [f"error in {part}: {e}" for part, e in report["errors"].items()]
-    return "\n".join(lines) + "\n"
-
-
-def write(report: dict, out: Path, clock: Clock) -> None:
-    report["wall_s"] = round(clock.elapsed(), 1)
-    (out / "gpu_check.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
-    (out / "summary.txt").write_text(summary_text(report))
-
-
 # ------------------------------------------------------------------ main
 def parse(argv) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -442,14 +336,6 @@ def main(argv=None) -> int:
     print(summary_text(report), end="")
     print(f"wrote {out / 'gpu_check.json'} and {out / 'summary.txt'}")
     return 1 if broken(report) else 0
-
-
-def broken(report: dict) -> bool:
-    """Whether a part broke, a test failed, or a contender or training run raised."""
-    rows = [row for rows in report.get("throughput", {}).get("sizes", {}).values() for row in rows.values()]
-    rows += list(report.get("training", {}).values())
-    return bool(report["errors"]) or report.get("tests", {}).get("returncode") != 0 or \
-        any("error" in row for row in rows)
 
 
 if __name__ == "__main__":

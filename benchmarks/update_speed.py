@@ -11,10 +11,11 @@ steps. Per contender:
 - ``td3_lib compile``: the same with the update's three network passes (target
   Q, critic loss, actor loss) each wrapped in ``torch.compile``; the smoothing
   noise, backward calls and fused Adam steps stay eager.
-- ``plain``: a reference written as popular tutorial code is (below): two
-  separate critic modules called in turn, actor loss through Q1 with gradients
-  for the critic's weights, a per-parameter Polyak loop, a numpy replay buffer
-  whose batch is converted to tensors every update.
+- ``plain``: the flat reference TD3 (``td3_lib.course.reference``, the authors'
+  ``TD3.py`` in shape and tested equal to ``TD3.update``): two ``nn.Linear``
+  critics called in turn, actor loss through Q1 with gradients for the critic's
+  weights, plain Adam, a per-parameter Polyak loop; on a numpy replay buffer
+  whose batch is converted to tensors every update, as the authors' ``utils.py``.
 - ``sb3``: Stable-Baselines3's ``TD3.train(gradient_steps=K, batch_size=batch)``
   (its own replay-buffer sampling included), same network sizes and batch,
   ``policy_delay=2``. Skipped with a message when stable-baselines3 is missing.
@@ -41,7 +42,6 @@ default the script runs itself once with each (``--wait-policy active``, then
 from __future__ import annotations
 
 import os
-
 import sys
 
 
@@ -65,7 +65,6 @@ if requested_wait_policy(sys.argv[1:]) in ("active", "passive"):
     os.environ["OMP_WAIT_POLICY"] = requested_wait_policy(sys.argv[1:]).upper()
 
 import argparse
-import copy
 import json
 import platform
 import statistics
@@ -75,39 +74,23 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from torch import nn
 
-from td3_lib import TD3, ReplayBuffer, TD3Config
-from td3_lib.buffer import random_transitions
+from td3_lib import TD3, Batch, TD3Config
+from td3_lib.course.reference import ReferenceTD3
+from update_blocks import compile_passes, full_buffer, random_transitions, timed
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-# ----------------------------------------------------------- shared data
 # ------------------------------------------------------------- td3_lib
-def compile_update(agent: TD3) -> None:
-    """Wrap this agent's three network passes (target Q, critic loss, actor loss) in torch.compile.
-
-    The wrapping is done here, on the instance, so the agent carries no benchmark
-    hooks. The smoothing noise draws from the agent's own generator, where
-    torch.compile breaks the graph and runs that draw eagerly.
-    """
-    for name in ("target_q", "critic_loss", "actor_loss"):
-        setattr(agent, name, torch.compile(getattr(agent, name), dynamic=False))
-
-
 def make_td3_lib(data: dict, args, compiled: bool = False, **config) -> callable:
     """A block of K td3_lib updates on a full ReplayBuffer."""
     obs_dim, action_dim = data["obs"].shape[1], data["action"].shape[1]
     cfg = TD3Config(hidden_sizes=tuple(args.hidden), batch_size=args.batch, **config)
     agent = TD3(obs_dim, -np.ones(action_dim), np.ones(action_dim), cfg, device="cpu")
     if compiled:
-        compile_update(agent)
-    buffer = ReplayBuffer(obs_dim, action_dim, len(data["obs"]))
-    for name in ("obs", "action", "reward", "next_obs", "not_done"):
-        getattr(buffer, name)[:] = torch.from_numpy(data[name])
-    buffer.size = len(data["obs"])
+        compile_passes(agent)
+    buffer = full_buffer(data)
 
     def block(k: int) -> None:
         for _ in range(k):
@@ -116,101 +99,29 @@ def make_td3_lib(data: dict, args, compiled: bool = False, **config) -> callable
 
 
 # ------------------------------------------------- the plain reference
-def _mlp(sizes: list[int]) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for i in range(len(sizes) - 1):
-        layers += [nn.Linear(sizes[i], sizes[i + 1]), nn.ReLU()]
-    return nn.Sequential(*layers[:-1])
-
-
-class PlainActor(nn.Module):
-    """max_action * tanh(MLP(s)), as tutorials write it."""
-
-    def __init__(self, obs_dim, action_dim, hidden, max_action=1.0):
-        super().__init__()
-        self.net = _mlp([obs_dim, *hidden, action_dim])
-        self.max_action = max_action
-
-    def forward(self, s):
-        return self.max_action * torch.tanh(self.net(s))
-
-
-class PlainCritic(nn.Module):
-    """One Q network; the twin critic is two of these, called in turn."""
-
-    def __init__(self, obs_dim, action_dim, hidden):
-        super().__init__()
-        self.net = _mlp([obs_dim + action_dim, *hidden, 1])
-
-    def forward(self, s, a):
-        return self.net(torch.cat([s, a], 1))
-
-
 class PlainBuffer:
-    """A numpy ring buffer; each sample is converted to float tensors."""
+    """A numpy replay buffer; each sample is converted to float tensors (the authors' utils.py)."""
 
     def __init__(self, data: dict):
         self.data = {k: v.copy() for k, v in data.items()}
         self.size = len(data["obs"])
 
-    def sample(self, batch_size):
+    def sample(self, batch_size) -> Batch:
         ind = np.random.randint(0, self.size, size=batch_size)
-        return tuple(torch.FloatTensor(self.data[k][ind])
-                     for k in ("obs", "action", "next_obs", "reward", "not_done"))
-
-
-class PlainTD3:
-    """TD3 the way popular tutorial code writes it."""
-
-    def __init__(self, obs_dim, action_dim, hidden, lr=3e-4, discount=0.99, tau=0.005,
-                 policy_noise=0.2, noise_clip=0.5, policy_freq=2):
-        self.actor = PlainActor(obs_dim, action_dim, hidden)
-        self.actor_target = copy.deepcopy(self.actor)
-        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=lr)
-        self.critic1 = PlainCritic(obs_dim, action_dim, hidden)
-        self.critic2 = PlainCritic(obs_dim, action_dim, hidden)
-        self.critic1_target = copy.deepcopy(self.critic1)
-        self.critic2_target = copy.deepcopy(self.critic2)
-        self.critic_optimizer = torch.optim.Adam(
-            list(self.critic1.parameters()) + list(self.critic2.parameters()), lr=lr)
-        self.discount, self.tau = discount, tau
-        self.policy_noise, self.noise_clip, self.policy_freq = policy_noise, noise_clip, policy_freq
-        self.total_it = 0
-
-    def train(self, buffer: PlainBuffer, batch_size: int) -> None:
-        self.total_it += 1
-        state, action, next_state, reward, not_done = buffer.sample(batch_size)
-        with torch.no_grad():
-            noise = (torch.randn_like(action) * self.policy_noise).clamp(-self.noise_clip, self.noise_clip)
-            next_action = (self.actor_target(next_state) + noise).clamp(-1.0, 1.0)
-            target_q1 = self.critic1_target(next_state, next_action)
-            target_q2 = self.critic2_target(next_state, next_action)
-            target_q = reward + not_done * self.discount * torch.min(target_q1, target_q2)
-        current_q1 = self.critic1(state, action)
-        current_q2 = self.critic2(state, action)
-        critic_loss = F.mse_loss(current_q1, target_q) + F.mse_loss(current_q2, target_q)
-        self.critic_optimizer.zero_grad()
-        critic_loss.backward()
-        self.critic_optimizer.step()
-        if self.total_it % self.policy_freq == 0:
-            actor_loss = -self.critic1(state, self.actor(state)).mean()
-            self.actor_optimizer.zero_grad()
-            actor_loss.backward()
-            self.actor_optimizer.step()
-            for net, target in ((self.critic1, self.critic1_target), (self.critic2, self.critic2_target),
-                                (self.actor, self.actor_target)):
-                for p, tp in zip(net.parameters(), target.parameters()):
-                    tp.data.copy_(self.tau * p.data + (1 - self.tau) * tp.data)
+        return Batch(*(torch.FloatTensor(self.data[k][ind]) for k in ("obs", "action", "reward", "next_obs",
+                                                                        "not_done")))
 
 
 def make_plain(data: dict, args) -> callable:
-    """A block of K updates of the plain reference."""
-    ref = PlainTD3(data["obs"].shape[1], data["action"].shape[1], args.hidden)
+    """A block of K updates of the reference TD3."""
+    action_dim = data["action"].shape[1]
+    ref = ReferenceTD3(data["obs"].shape[1], -np.ones(action_dim), np.ones(action_dim),
+                       TD3Config(hidden_sizes=tuple(args.hidden), batch_size=args.batch))
     buffer = PlainBuffer(data)
 
     def block(k: int) -> None:
         for _ in range(k):
-            ref.train(buffer, args.batch)
+            ref.train(buffer.sample(args.batch))
     return block
 
 
@@ -291,13 +202,6 @@ def matmul_gflops(n: int = 256, dtype=torch.float32, seconds: float = 0.3) -> fl
 
 
 # ------------------------------------------------------------ measurement
-def timed(block, k: int) -> float:
-    """Updates per second of one block of k updates."""
-    start = time.perf_counter()
-    block(k)
-    return k / (time.perf_counter() - start)
-
-
 def calibrate(block, seconds: float) -> int:
     """Warm up, then the even block size that takes about ``seconds``."""
     block(20)  # first calls: allocation, compilation
@@ -323,11 +227,11 @@ def machine() -> dict:
             "avx512_bf16": "avx512_bf16" in flags}
 
 
-def main(argv=None) -> dict:
+def parse(argv) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--obs-dim", type=int, default=24, help="BipedalWalker-v3: 24")
     p.add_argument("--action-dim", type=int, default=4, help="BipedalWalker-v3: 4")
-    p.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
+    p.add_argument("--hidden", type=int, nargs=2, default=[256, 256], help="two hidden widths, as the reference")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--buffer", type=int, default=100_000, help="transitions in the (full) buffers")
     p.add_argument("--rounds", type=int, default=8, help="an even number: each contender first as often as last")
@@ -341,14 +245,11 @@ def main(argv=None) -> dict:
     if args.rounds < 2 or args.rounds % 2:
         p.error(f"--rounds {args.rounds}: it must be an even number >= 2, so each contender runs "
                 "first as often as last")
-    if args.wait_policy == "both":
-        return run_both_policies(sys.argv[1:] if argv is None else list(argv))
-    args.json = args.json or str(RESULTS / f"update_speed-{args.wait_policy}.json")
+    return args
 
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    np.random.seed(0)
-    data = random_transitions(args.buffer, args.obs_dim, args.action_dim)
+
+def build_blocks(data: dict, args) -> tuple[dict, dict]:
+    """Every contender not skipped (SB3 where installed): its block of updates and its block size."""
     makers = {
         "td3_lib": lambda: make_td3_lib(data, args),
         "td3_lib bf16": lambda: make_td3_lib(data, args, bf16=True),
@@ -359,41 +260,43 @@ def main(argv=None) -> dict:
     }
     blocks, sizes = {}, {}
     for name, make in makers.items():
-        if name in args.skip:
-            continue
-        block = make()
+        block = None if name in args.skip else make()
         if block is not None:
             print(f"warming up {name} ...", flush=True)
-            blocks[name] = block
-            sizes[name] = calibrate(block, args.block_seconds)
+            blocks[name], sizes[name] = block, calibrate(block, args.block_seconds)
+    return blocks, sizes
 
+
+def run_rounds(blocks: dict, sizes: dict, rounds: int) -> tuple[dict, dict, list]:
+    """The contenders interleaved, in reversed order every other round; rates, matmul GFLOP/s, loads."""
     rates: dict[str, list[float]] = {name: [] for name in blocks}
     gflops: dict[str, list[float]] = {"float32": [], "bfloat16": []}
-    loads = [os.getloadavg()]
-    order = list(blocks)
-    for r in range(args.rounds):
+    loads, order = [os.getloadavg()], list(blocks)
+    for r in range(rounds):
         for name in (order if r % 2 == 0 else order[::-1]):
             rates[name].append(timed(blocks[name], sizes[name]))
         gflops["float32"].append(matmul_gflops(dtype=torch.float32))
         gflops["bfloat16"].append(matmul_gflops(dtype=torch.bfloat16))
         loads.append(os.getloadavg())
-        print(f"round {r + 1}/{args.rounds}: " +
-              ", ".join(f"{n} {rates[n][-1]:.0f}/s" for n in order), flush=True)
+        print(f"round {r + 1}/{rounds}: " + ", ".join(f"{n} {rates[n][-1]:.0f}/s" for n in order), flush=True)
+    return rates, gflops, loads
 
-    flops = update_flops(args.obs_dim, args.action_dim, args.hidden, args.batch)
-    peak = {k: statistics.median(v) for k, v in gflops.items()}
+
+def contender_rows(rates: dict, sizes: dict, peak: dict, flops: dict) -> dict:
+    """Per contender: median updates/s, its median ratio to SB3, SB3 fused and plain, its ceiling."""
     rows = {}
-    for name in order:
-        row = {"updates_per_s": statistics.median(rates[name]), "rounds": rates[name],
-               "block_updates": sizes[name]}
+    for name, values in rates.items():
+        row = {"updates_per_s": statistics.median(values), "rounds": values, "block_updates": sizes[name]}
         for ref in ("sb3", "sb3 fused", "plain"):
             if ref in rates and ref != name:
-                row[f"x_{ref}"] = statistics.median(a / b for a, b in zip(rates[name], rates[ref]))
-        ceiling = peak["bfloat16" if "bf16" in name else "float32"] * 1e9 / flops["per_update"]
-        row["ceiling_updates_per_s"] = ceiling
-        row["fraction_of_ceiling"] = row["updates_per_s"] / ceiling
+                row[f"x_{ref}"] = statistics.median(a / b for a, b in zip(values, rates[ref]))
+        row["ceiling_updates_per_s"] = peak["bfloat16" if "bf16" in name else "float32"] * 1e9 / flops["per_update"]
+        row["fraction_of_ceiling"] = row["updates_per_s"] / row["ceiling_updates_per_s"]
         rows[name] = row
+    return rows
 
+
+def print_table(args, rows: dict, flops: dict, peak: dict, loads: list) -> None:
     print(f"\nTD3 update, {args.obs_dim} obs, {args.action_dim} actions, hidden {args.hidden}, "
           f"batch {args.batch}, {args.threads} threads, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}; "
           f"median of {args.rounds} interleaved rounds")
@@ -406,17 +309,29 @@ def main(argv=None) -> dict:
     if any(row["fraction_of_ceiling"] > 1 for row in rows.values()):
         print("* faster than its matmul 'ceiling': that 256x256x256 matmul is slower than the update's own "
               "(no native bfloat16 on this CPU?), so it bounds nothing")
-    print(f"matmul FLOPs per update: {flops['per_update'] / 1e6:.0f} M "
-          f"(critic step {flops['critic_step'] / 1e6:.0f} M, actor step {flops['actor_step'] / 1e6:.0f} M "
-          f"every 2nd update)")
-    print(f"measured 256x256x256 matmul: float32 {peak['float32']:.0f} GFLOP/s, "
-          f"bfloat16 {peak['bfloat16']:.0f} GFLOP/s -> ceiling {peak['float32'] * 1e9 / flops['per_update']:.0f} "
-          f"updates/s (float32)")
+    print(f"matmul FLOPs per update: {flops['per_update'] / 1e6:.0f} M (critic step {flops['critic_step'] / 1e6:.0f} "
+          f"M, actor step {flops['actor_step'] / 1e6:.0f} M every 2nd update)")
+    print(f"measured 256x256x256 matmul: float32 {peak['float32']:.0f} GFLOP/s, bfloat16 {peak['bfloat16']:.0f} "
+          f"GFLOP/s -> ceiling {peak['float32'] * 1e9 / flops['per_update']:.0f} updates/s (float32)")
     print(f"load average (1 min) from {loads[0][0]:.1f} to {loads[-1][0]:.1f}")
 
-    result = {"settings": vars(args), "machine": machine(), "flops": flops,
-              "matmul_gflops": peak, "matmul_gflops_rounds": gflops,
-              "loadavg": loads, "contenders": rows}
+
+def main(argv=None) -> dict:
+    args = parse(argv)
+    if args.wait_policy == "both":
+        return run_both_policies(sys.argv[1:] if argv is None else list(argv))
+    args.json = args.json or str(RESULTS / f"update_speed-{args.wait_policy}.json")
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    np.random.seed(0)
+    blocks, sizes = build_blocks(random_transitions(args.buffer, args.obs_dim, args.action_dim), args)
+    rates, gflops, loads = run_rounds(blocks, sizes, args.rounds)
+    flops = update_flops(args.obs_dim, args.action_dim, args.hidden, args.batch)
+    peak = {k: statistics.median(v) for k, v in gflops.items()}
+    rows = contender_rows(rates, sizes, peak, flops)
+    print_table(args, rows, flops, peak, loads)
+    result = {"settings": vars(args), "machine": machine(), "flops": flops, "matmul_gflops": peak,
+              "matmul_gflops_rounds": gflops, "loadavg": loads, "contenders": rows}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=1))
     print(f"wrote {args.json}")

@@ -15,6 +15,10 @@ from .training import TrainingDiverged
 from .video import record
 
 EPILOG = "Example: python -m td3_lib train --env Pendulum-v1"
+PROBES = ("critic",)
+"""What ``--probe`` may record at each evaluation: ``critic``, the course's critic probe (the value
+estimate against the true discounted return, the value at the start states, roughness and peak
+height along the action: ``td3_lib.course.analysis.critic_probe``)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,7 +71,15 @@ def add_train_parser(sub) -> None:
     t.add_argument("--save-buffer", action="store_true",
                    help="keep the replay buffer in checkpoints, so a resumed run matches an uninterrupted one")
     t.add_argument("--no-video", action="store_true", help="skip recording the video at the end")
+    add_probe_option(t)
     t.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_probe_option(parser) -> None:
+    parser.add_argument("--probe", action="append", default=[], choices=PROBES,
+                        help="also record this measurement in the history at each evaluation: critic, the "
+                             "critic's value estimate against the true return, its roughness and peak "
+                             "height (the course's lessons 02 to 05); off by default")
 
 
 def add_play_parser(sub) -> None:
@@ -91,7 +103,8 @@ def add_evaluate_parser(sub) -> None:
 
 
 def add_sweep_parser(sub) -> None:
-    from .sweep import LAST_K, VARIANTS  # the one table of variants (Ray is imported only by a sweep)
+    from .stats import LAST_K
+    from .sweep import VARIANTS  # the one table of variants (Ray is imported only by a sweep)
     s = sub.add_parser("sweep", help="train environments x variants x seeds as Ray tasks; summarize them",
                        description="Train every environment x variant x seed (each an ordinary train run "
                                    "in OUT/ENV/VARIANT/seedS/) as Ray tasks, then write summary.csv, "
@@ -112,7 +125,17 @@ def add_sweep_parser(sub) -> None:
     s.add_argument("--gpus-per-run", type=float, default=0.25, help="share of a GPU per run (default 0.25)")
     s.add_argument("--last-k", type=_positive_int, default=LAST_K,
                    help=f"final score = mean of each run's last K evaluations (default {LAST_K})")
+    add_probe_option(s)
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def probes(names) -> tuple:
+    """The measurements ``--probe`` asked for. The course's critic probe is imported here, only when
+    asked for: the command line otherwise never loads the course wing (td3_lib.course)."""
+    if "critic" in names:
+        from .course.analysis import critic_probe
+        return (critic_probe,)
+    return ()
 
 
 def train_config(args, out: Path):
@@ -128,16 +151,15 @@ def train_config(args, out: Path):
 
 
 def cmd_train(args) -> None:
-    from .course.analysis import critic_probe
     from .training import train
 
     out = args.out or Path("runs") / f"{args.env}-seed{args.seed}"
     result = train(args.env, train_config(args, out), seed=args.seed, device=args.device, checkpoint_dir=out,
                    progress=not args.quiet, resume=args.resume, save_buffer=args.save_buffer,
-                   probes=(critic_probe,))
+                   probes=probes(args.probe))
     plot_history(result.history, out / "curve.png", f"TD3 on {args.env}, seed {args.seed}")
     last = result.history[-1]
-    print(f"{args.env}: {result.steps} steps in {result.wall_s:.0f} s; final evaluation "
+    print(f"{args.env}: {result.step} steps in {result.wall_s:.0f} s; final evaluation "
           f"{last['eval_mean']:.1f} +- {last['eval_std']:.1f} over {result.agent.config.eval_episodes} episodes")
     best = best_evaluation(result.history)
     print(f"checkpoint {result.checkpoint_path}, curve {out / 'curve.png'}, history {out / 'history.csv'}")
@@ -171,7 +193,6 @@ def cmd_evaluate(args) -> None:
 
 
 def cmd_sweep(args) -> None:
-    from .course.analysis import critic_probe
     from .sweep import parse_overrides, parse_seeds, sweep
 
     try:
@@ -179,7 +200,7 @@ def cmd_sweep(args) -> None:
         result = sweep(args.env, variants, parse_seeds(args.seeds), out_dir=args.out,
                        steps=args.steps, overrides=parse_overrides(args.set), address=args.address,
                        device=args.device, gpus_per_run=args.gpus_per_run, last_k=args.last_k,
-                       progress=not args.quiet, probes=(critic_probe,))
+                       progress=not args.quiet, probes=probes(args.probe))
     except ImportError as e:  # Ray is an extra
         print(f"python -m td3_lib sweep: error: {e}", file=sys.stderr)
         sys.exit(2)

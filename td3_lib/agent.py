@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from .buffer import Batch
 from .checkpoint import CheckpointError, atomic_torch_save, check_env_id, safe_load
 from .config import TD3Config
-from .cuda_graph import check_device as check_graph_device, graphed_steps
+from .cuda_graph import check_graph_device, graphed_steps
 from .networks import Actor, TwinCritic, check_action_bounds
 from .targets import bellman_target, clipped_double_q, half_range, smooth_target_action
 

@@ -95,15 +95,3 @@ class ReplayBuffer:
         self.size = n
         self.ptr = int(state["ptr"]) if state["capacity"] == self.capacity else n % self.capacity
 
-
-def random_transitions(n: int, obs_dim: int, action_dim: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """``n`` random transitions (actions in [-1, 1], about 1 in 100 terminal), the same for a
-    given seed: what the speed benchmarks fill every contender's buffer with."""
-    rng = np.random.default_rng(seed)
-    return {
-        "obs": rng.standard_normal((n, obs_dim), dtype=np.float32),
-        "action": rng.uniform(-1, 1, (n, action_dim)).astype(np.float32),
-        "reward": rng.standard_normal((n, 1), dtype=np.float32),
-        "next_obs": rng.standard_normal((n, obs_dim), dtype=np.float32),
-        "not_done": (rng.random((n, 1)) > 0.01).astype(np.float32),
-    }

@@ -35,7 +35,7 @@ WARMUP_CALLS = 3
 """Eager calls of each step before it is captured."""
 
 
-def check_device(cuda_graph: bool, device: torch.device) -> None:
+def check_graph_device(cuda_graph: bool, device: torch.device) -> None:
     """Refuse ``cuda_graph=True`` in one line where it cannot run: off a CUDA device, or on a
     torch whose graphs cannot carry the agent's own random-number generator."""
     if not cuda_graph:

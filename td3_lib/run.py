@@ -4,12 +4,15 @@ A run directory holds ``checkpoint.pt`` (the whole run: agent, optimizers,
 random-number states, counters, history and optionally the replay buffer),
 ``history.csv`` (one row per evaluation) and ``best_actor.pt`` (the actor of
 the best evaluation so far). Every file is written atomically.
+
+A checkpoint's keys are the names of what they hold in ``RunState`` (``step``,
+``exploration_rng``, ``minibatch_generator``, ...). Checkpoints of the first
+format (``td3_lib.run/1``) named three of them otherwise (``OLD_KEYS``); they
+are read as the current format, so every earlier run still resumes.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import shutil
 import warnings
 from pathlib import Path
@@ -21,8 +24,11 @@ from .agent import TD3
 from .buffer import ReplayBuffer
 from .checkpoint import CheckpointError, atomic_torch_save, atomic_write_text, check_env_id, safe_load
 from .config import TD3Config
+from .tables import csv_text, read_rows
 
-RUN_FORMAT = "td3_lib.run/1"
+RUN_FORMAT = "td3_lib.run/2"
+OLD_KEYS = {"td3_lib.run/1": {"t": "step", "rng": "exploration_rng", "sample_generator": "minibatch_generator"}}
+"""Earlier formats, each with its keys that were renamed: a checkpoint of one is read as RUN_FORMAT."""
 CHECKPOINT_NAME = "checkpoint.pt"
 HISTORY_NAME = "history.csv"
 BEST_NAME = "best_actor.pt"
@@ -38,35 +44,9 @@ def history_fields(history: list[dict]) -> list[str]:
     return fields + ["wall_s"]
 
 
-def csv_text(rows: list[dict], fields) -> str:
-    """``rows`` as CSV text with the columns ``fields``: the one CSV writer of the project's tables."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(fields), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
-
-
 def history_csv(history: list[dict]) -> str:
     """The history as CSV text, one row per evaluation."""
     return csv_text(history, history_fields(history))
-
-
-def read_rows(path) -> list[dict]:
-    """A CSV file's rows, each value as a number where it is one (an int where the text is an
-    integer) and as text otherwise; empty cells left out. The one reader of the project's tables:
-    histories, sweep summaries and shipped results."""
-    with open(path, newline="") as f:
-        return [{k: number_or_text(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
-
-
-def number_or_text(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def read_history(path) -> list[dict]:
@@ -116,24 +96,25 @@ class RunState:
         self.save_buffer = False
 
     def state_dict(self, with_buffer: bool) -> dict:
+        """What a checkpoint holds, each under the name of the attribute it is the state of."""
         return {
             "format": RUN_FORMAT, "env_id": self.env_id, "seed": self.seed,
             "agent": self.agent.state_dict(env_id=self.env_id),
-            "t": self.step, "episode": self.episode, "history": self.history, "wall_s": self.wall_s,
+            "step": self.step, "episode": self.episode, "history": self.history, "wall_s": self.wall_s,
             "last_return": self.last_return,
-            "rng": self.exploration_rng.bit_generator.state,
-            "sample_generator": self.minibatch_generator.get_state(),
+            "exploration_rng": self.exploration_rng.bit_generator.state,
+            "minibatch_generator": self.minibatch_generator.get_state(),
             "buffer": self.buffer.state_dict() if with_buffer else None,
         }
 
     def load_state_dict(self, state: dict, source: str) -> None:
         """Restore a saved run into this one; the agent keeps this run's config (a raised ``total_steps``)."""
         self.agent.load_state(state["agent"], source=source)
-        self.step, self.episode = int(state["t"]), int(state["episode"])
+        self.step, self.episode = int(state["step"]), int(state["episode"])
         self.history, self.wall_s = list(state["history"]), float(state["wall_s"])
         self.last_return = float(state["last_return"])
-        self.exploration_rng.bit_generator.state = state["rng"]
-        self.minibatch_generator.set_state(state["sample_generator"].cpu())
+        self.exploration_rng.bit_generator.state = state["exploration_rng"]
+        self.minibatch_generator.set_state(state["minibatch_generator"].cpu())
         if state["buffer"] is not None:
             self.buffer.load_state_dict(state["buffer"])
         else:
@@ -149,11 +130,27 @@ class RunState:
         atomic_torch_save(self.state_dict(self.save_buffer), self.checkpoint_path)
 
 
+def as_current_format(state) -> dict | None:
+    """A run checkpoint's contents in RUN_FORMAT (an earlier format's keys renamed), or None when
+    ``state`` is not a run checkpoint."""
+    if not isinstance(state, dict) or state.get("format") not in (RUN_FORMAT, *OLD_KEYS):
+        return None
+    renamed = OLD_KEYS.get(state["format"], {})
+    return {**{renamed.get(key, key): value for key, value in state.items()}, "format": RUN_FORMAT}
+
+
+def read_run(path, mmap: bool = False) -> dict:
+    """A run checkpoint's contents in RUN_FORMAT, refused if the file is not one. ``mmap=True``:
+    mapped, not read (a look at its counters or config; the buffer is not read)."""
+    state = as_current_format(safe_load(path, mmap=mmap))
+    if state is None:
+        raise CheckpointError(f"{path} is not a td3_lib training checkpoint.")
+    return state
+
+
 def load_run(path: Path, env_id: str) -> dict:
     """A run checkpoint's contents, refused if it is not one or was trained on another env."""
-    state = safe_load(path)
-    if not isinstance(state, dict) or state.get("format") != RUN_FORMAT:
-        raise CheckpointError(f"{path} is not a td3_lib training checkpoint.")
+    state = read_run(path)
     check_env_id(state["env_id"], env_id, path)
     return state
 
@@ -161,20 +158,20 @@ def load_run(path: Path, env_id: str) -> dict:
 def saved_config(run_dir) -> TD3Config | None:
     """The config of the run saved in ``run_dir`` (None when it holds no checkpoint yet)."""
     path = Path(run_dir) / CHECKPOINT_NAME
-    if not path.exists():
-        return None
-    state = safe_load(path, mmap=True)
-    if not isinstance(state, dict) or state.get("format") != RUN_FORMAT:
-        raise CheckpointError(f"{path} is not a td3_lib training checkpoint.")
-    return TD3Config.from_dict(state["agent"]["config"])
+    return TD3Config.from_dict(read_run(path, mmap=True)["agent"]["config"]) if path.exists() else None
+
+
+def saved_step(run_dir) -> int:
+    """The step of the run saved in ``run_dir``, 0 when it holds no checkpoint yet."""
+    path = Path(run_dir) / CHECKPOINT_NAME
+    return int(read_run(path, mmap=True)["step"]) if path.exists() else 0
 
 
 def load_agent(path, device="cpu") -> TD3:
     """The agent of an agent checkpoint (``TD3.save``, ``best_actor.pt``) or of a run's ``checkpoint.pt``."""
     state = safe_load(path)
-    if isinstance(state, dict) and state.get("format") == RUN_FORMAT:
-        state = state["agent"]
-    return TD3.from_state_dict(state, device=device, source=str(path))
+    run = as_current_format(state)
+    return TD3.from_state_dict(run["agent"] if run else state, device=device, source=str(path))
 
 
 RESUME_MAY_CHANGE = ("total_steps", "cuda_graph")

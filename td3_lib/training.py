@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
@@ -28,14 +29,28 @@ class TrainingDiverged(RuntimeError):
 
 @dataclass
 class TrainResult:
-    """What ``train`` returns: the agent and one history row per evaluation."""
+    """What ``train`` returns: the finished run (``RunState``) under the same names, without its
+    replay buffer and random-number streams: the agent, one history row per evaluation, the steps
+    taken (``step``), the training time and where the run was saved."""
 
     agent: TD3
     history: list[dict]
     env_id: str
-    checkpoint_path: Path | None = None
-    steps: int = 0
+    seed: int
+    config: TD3Config
+    step: int = 0
     wall_s: float = 0.0
+    checkpoint_path: Path | None = None
+
+    @classmethod
+    def of(cls, run: RunState) -> "TrainResult":
+        """The result of a finished run: each field read from the run's attribute of that name."""
+        return cls(**{f.name: getattr(run, f.name) for f in dataclasses.fields(cls)})
+
+    @property
+    def steps(self) -> int:
+        """``step`` under its earlier name."""
+        return self.step
 
     @property
     def final_return(self) -> float:
@@ -86,7 +101,7 @@ def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="
     finally:
         for e in opened:
             e.close()
-    return TrainResult(run.agent, run.history, env_id, run.checkpoint_path, run.step, run.wall_s)
+    return TrainResult.of(run)
 
 
 def open_env(env_or_id) -> tuple[gym.Env, str]:

@@ -1,4 +1,5 @@
-"""What many test files share: a small config, an agent and a batch built from seeds, and a broken env."""
+"""What many test files share: a small config, an agent and a batch built from seeds, a broken env, and a
+way to interrupt a training run at a step (``stop_at``)."""
 
 import gymnasium as gym
 import pytest
@@ -69,3 +70,16 @@ class NaNRewardAt(gym.Wrapper):
 @pytest.fixture
 def nan_reward_at():
     return NaNRewardAt
+
+
+class Interrupt(Exception):
+    """Raised by ``stop_at``'s callback: a training run stopped as a killed one would be."""
+
+
+def stop_at(step: int):
+    """A ``train`` callback that raises ``Interrupt`` at the first evaluation at or after ``step``:
+    the run keeps its last checkpoint, as a process killed there would."""
+    def callback(t, agent):
+        if t >= step:
+            raise Interrupt
+    return callback

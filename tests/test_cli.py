@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from td3_lib.__main__ import main
+from td3_lib.run import BASE_FIELDS
 
 
 def run_cli(*args, cwd=None):
@@ -32,7 +33,7 @@ def test_train_evaluate_play_end_to_end(tmp_path):
     p = run_cli("train", "--env", "Pendulum-v1", "--steps", "1400", "--out", str(out), "--quiet",
                 "--resume", "--no-video")
     assert p.returncode == 0, p.stderr
-    assert torch.load(out / "checkpoint.pt", weights_only=True)["t"] == 1400
+    assert torch.load(out / "checkpoint.pt", weights_only=True)["step"] == 1400
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -81,3 +82,21 @@ def test_help_documents_every_option():
         assert option in p.stdout
     assert run_cli("play", "--help").returncode == 0
     assert "--episodes" in run_cli("evaluate", "--help").stdout
+
+
+def test_the_critic_probe_is_recorded_only_when_asked_for(tmp_path):
+    """``--probe critic`` adds the course's critic columns to the history; without it the command line
+    records the returns alone and never loads the course wing."""
+    tiny = ["--steps", "400", "--set", "start_timesteps=200", "--set", "eval_freq=200", "--set",
+            "eval_episodes=1", "--set", "hidden_sizes=16,16", "--no-video", "--quiet"]
+    code = ("import sys; from td3_lib.__main__ import main; "
+            "code = main(sys.argv[1:]); print('td3_lib.course' in sys.modules); sys.exit(code)")
+    critic = {"q_estimate", "q_true", "q_start", "q_roughness", "q_peak"}
+    for probe, columns, course in (([], set(), "False"), (["--probe", "critic"], critic, "True")):
+        out = tmp_path / f"run{len(probe)}"
+        done = subprocess.run([sys.executable, "-c", code, "train", "--env", "Pendulum-v1", "--out", str(out),
+                               *tiny, *probe], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().splitlines()[-1] == course
+        header = (out / "history.csv").read_text().splitlines()[0].split(",")
+        assert set(header) - set(BASE_FIELDS) - {"wall_s"} == columns

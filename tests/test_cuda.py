@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import Interrupt, stop_at
 from td3_lib import Batch, TD3, TD3Config, train
 from td3_lib.cuda_graph import StaticBatch
 
@@ -22,17 +23,6 @@ CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=1200, ev
                 eval_episodes=1, batch_size=64)
 GRAPH_CFG = dataclasses.replace(CFG, cuda_graph=True)
 OBS, ACT = 11, 3  # Hopper-v5's sizes
-
-
-class Interrupt(Exception):
-    pass
-
-
-def stop_at(step):
-    def callback(t, agent):
-        if t >= step:
-            raise Interrupt
-    return callback
 
 
 def random_batches(n: int, size: int, device: str, seed: int = 0) -> list[Batch]:

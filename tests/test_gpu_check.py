@@ -18,11 +18,20 @@ SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
 
 @pytest.fixture(scope="module")
 def gpu_check():
-    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gpu_check"] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
+    sys.path.insert(0, str(SCRIPT.parent))  # its sibling modules, as when it runs as a script
+    try:
+        spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["gpu_check"] = module  # its dataclass looks its module up there
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+
+
+@pytest.fixture(scope="module")
+def gpu_report(gpu_check):
+    return sys.modules["gpu_report"]
 
 
 def test_phase_rates_take_evaluation_time_out_and_set_the_warm_up_interval_apart(gpu_check):
@@ -48,8 +57,8 @@ def test_extrapolation_counts_the_presets_random_learning_and_evaluation_steps(g
     assert "extrapolated" in estimate["how"]
 
 
-def test_duration_reads_seconds_minutes_or_hours(gpu_check):
-    assert [gpu_check.duration(s) for s in (7.4, 90, 5400)] == ["7 s", "2 min", "1.5 h"]
+def test_duration_reads_seconds_minutes_or_hours(gpu_report):
+    assert [gpu_report.duration(s) for s in (7.4, 90, 5400)] == ["7 s", "2 min", "1.5 h"]
 
 
 def test_episode_clock_counts_evaluation_episodes_only(gpu_check):

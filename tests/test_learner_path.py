@@ -25,7 +25,7 @@ def test_cli_resume_keeps_the_saved_budget_and_steps_raises_it(tmp_path, capsys)
     assert main(["train", "--env", "Pendulum-v1", "--out", str(out), "--resume", "--steps", "1000",
                  "--quiet", "--no-video", "--save-buffer"]) == 0
     state = torch.load(out / "checkpoint.pt", weights_only=True)
-    assert state["t"] == 1000 and state["agent"]["config"]["total_steps"] == 1000
+    assert state["step"] == 1000 and state["agent"]["config"]["total_steps"] == 1000
     assert len(state["buffer"]["obs"]) == 1000  # the saved 600 transitions fit the larger buffer
 
 

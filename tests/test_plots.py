@@ -1,14 +1,10 @@
 """Library plots are drawn on bare Figures: a notebook's matplotlib backend and open figures survive them."""
 
-from pathlib import Path
-
 import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
-from td3_lib.course.plots import plot_curves
-from td3_lib.plots import plot_history
-from td3_lib.sweep import RunRecord
+from td3_lib.plots import plot_curves, plot_history, seed_band
 
 HISTORY = [{"step": s, "eval_mean": -s / 10, "eval_std": 1.0} for s in (100, 200, 300)]
 
@@ -33,9 +29,22 @@ def test_plot_history_keeps_the_backend_and_figures(pdf_backend, tmp_path):
 
 def test_sweep_curves_keep_the_backend_and_figures(pdf_backend, tmp_path):
     mine = plt.figure()
-    runs = [RunRecord("Pendulum-v1", v, s, Path(tmp_path), "finished", HISTORY) for v in ("TD3", "DDPG")
-            for s in (0, 1)]
-    plot_curves(runs, ["TD3", "DDPG"], "Pendulum-v1", tmp_path / "curves.png")
+    plot_curves({"TD3": [HISTORY, HISTORY], "DDPG": [HISTORY], "TD3-DP": []}, "Pendulum-v1", tmp_path / "curves.png")
     assert matplotlib.get_backend() == "pdf"
     assert plt.get_fignums() == [mine.number]
     assert (tmp_path / "curves.png").stat().st_size > 1000
+
+
+def test_a_seed_band_is_the_mean_over_seeds_and_one_std_around_it():
+    from matplotlib.figure import Figure
+
+    ax = Figure().subplots()
+    low = [{"step": s, "eval_mean": v} for s, v in ((100, 0.0), (200, 2.0), (300, 4.0))]
+    high = [{"step": s, "eval_mean": v} for s, v in ((100, 2.0), (200, 6.0))]  # one evaluation short
+    seed_band(ax, [low, high], label="TD3")
+    line, = ax.lines
+    assert line.get_label() == "TD3 (n=2)"
+    assert list(line.get_xdata()) == [100, 200] and list(line.get_ydata()) == [1.0, 4.0]
+    band = ax.collections[0].get_paths()[0].vertices
+    # std over seeds (ddof 1): sqrt(2) at step 100, sqrt(8) at step 200
+    assert band[:, 1].min() == pytest.approx(1.0 - 2 ** 0.5) and band[:, 1].max() == pytest.approx(4.0 + 8 ** 0.5)

@@ -134,3 +134,26 @@ def test_no_numeric_answer_is_printed_before_its_quiz():
         for number in re.findall(r"\d+\.\d+|\d+", answer):
             shown = [i for i, c in enumerate(cells) if shows(number, stored_text(c))]
             assert not shown, f"{notebook.name} {question}: its answer {number} is printed in cell(s) {shown}"
+
+
+def test_every_module_imports_and_a_question_seals_without_fcntl(tmp_path):
+    """Windows has no fcntl (nor resource): the lessons import there, and sealing a question works
+    without its lock."""
+    import subprocess
+    import sys
+
+    code = f"""
+import importlib, pkgutil, sys
+from pathlib import Path
+sys.modules["fcntl"] = sys.modules["resource"] = None  # as on Windows: importing them fails
+import td3_lib
+for module in pkgutil.walk_packages(td3_lib.__path__, "td3_lib."):
+    importlib.import_module(module.name)
+from td3_lib.course import quiz
+assert quiz.fcntl is None
+quiz.quiz_path = lambda: Path({str(tmp_path)!r}) / "quiz.json"
+quiz.main(["99-q1", "b", "abc", "a hint", "the explanation"])
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "99-q1" in json.loads((tmp_path / "quiz.json").read_text())

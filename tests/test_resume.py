@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import Interrupt, stop_at
 import td3_lib.run as run_module
 import td3_lib.training as training
 from td3_lib import CheckpointError, TD3, TD3Config, train
@@ -20,17 +21,6 @@ from td3_lib.training import TrainingDiverged
 
 CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2000, eval_freq=400,
                 eval_episodes=1, batch_size=64)
-
-
-class Interrupt(Exception):
-    pass
-
-
-def _stop_at(step):
-    def callback(t, agent):
-        if t >= step:
-            raise Interrupt
-    return callback
 
 
 def _same_weights(a, b):
@@ -43,9 +33,9 @@ def test_resume_with_buffer_equals_uninterrupted(tmp_path):
     full = train("Pendulum-v1", CFG, seed=3, device="cpu", progress=False)
     with pytest.raises(Interrupt):  # interrupted at the evaluation of step 1200
         train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
-              save_buffer=True, callback=_stop_at(1200))
+              save_buffer=True, callback=stop_at(1200))
     saved = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
-    assert saved["t"] == 800  # the last complete checkpoint
+    assert saved["step"] == 800  # the last complete checkpoint
     resumed = train("Pendulum-v1", seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
                     resume=True, save_buffer=True)
     assert [h["eval_mean"] for h in resumed.history] == [h["eval_mean"] for h in full.history]
@@ -56,7 +46,7 @@ def test_resume_with_buffer_equals_uninterrupted(tmp_path):
 def test_resume_without_buffer_warns_and_continues(tmp_path):
     with pytest.raises(Interrupt):
         train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
-              callback=_stop_at(1200))
+              callback=stop_at(1200))
     with pytest.warns(UserWarning, match="holds no replay buffer"):
         r = train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path,
                   progress=False, resume=True)
@@ -116,7 +106,7 @@ def test_killed_mid_write_then_resumed_matches_uninterrupted(tmp_path):
         done = subprocess.run([sys.executable, "-W", "ignore", str(script), str(run_dir), name, str(nth)])
         assert done.returncode == 9, f"the process did not end at write {nth} of {name}"
         state = torch.load(run_dir / "checkpoint.pt", weights_only=True)  # complete and readable
-        assert state["t"] == step
+        assert state["step"] == step
         assert read_history(run_dir / "history.csv")[-1]["step"] >= state["history"][-1]["step"]
         assert list(run_dir.glob(f".{name}.*.tmp"))  # the kill left its temporary file behind
     done = subprocess.run([sys.executable, "-W", "ignore", str(script), str(run_dir), "none", "1"])
@@ -128,7 +118,7 @@ def test_killed_mid_write_then_resumed_matches_uninterrupted(tmp_path):
     finally:
         torch.set_num_threads(threads)
     resumed = torch.load(run_dir / "checkpoint.pt", weights_only=True)
-    assert resumed["t"] == KILL_CFG.total_steps
+    assert resumed["step"] == KILL_CFG.total_steps
     assert not list(run_dir.glob(".*.tmp"))  # what the kills left is cleared on resume
     assert [h["eval_mean"] for h in resumed["history"]] == [h["eval_mean"] for h in full.history]
     assert _same_weights(TD3.from_state_dict(resumed["agent"]), full.agent)
@@ -203,7 +193,7 @@ def test_non_finite_loss_stops_run_naming_step_and_keeps_checkpoint(tmp_path, na
     step = int(msg.split("at step ")[1].split(";")[0])
     assert 700 <= step <= 800 and "last good checkpoint" in msg
     saved = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
-    assert saved["t"] == 400
+    assert saved["step"] == 400
     assert all(torch.isfinite(v).all() for v in saved["agent"]["critic"].values())
 
 
@@ -238,7 +228,7 @@ def test_a_run_saved_on_a_gpu_resumes_with_cpu_rng_states(tmp_path, monkeypatch)
     monkeypatch.undo()
     from td3_lib.checkpoint import safe_load
     loaded = safe_load(tmp_path / "checkpoint.pt")
-    for rng_state in (loaded["sample_generator"], loaded["agent"]["generator"]):
+    for rng_state in (loaded["minibatch_generator"], loaded["agent"]["generator"]):
         assert rng_state.device.type == "cpu" and rng_state.dtype == torch.uint8
     resumed = train("Pendulum-v1", dataclasses.replace(CFG, total_steps=CFG.total_steps + 400), device="cpu",
                     checkpoint_dir=tmp_path, progress=False, resume=True)

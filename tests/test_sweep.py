@@ -15,10 +15,9 @@ import torch
 from td3_lib import preset, train
 from td3_lib.__main__ import main
 from td3_lib.run import CHECKPOINT_NAME, read_history
-from td3_lib.sweep import (DONE_NAME, ERROR_NAME, SWITCHES, VARIANTS, bootstrap_ci, bootstrap_difference_ci,
-                           permutation_p_value,
-                           final_score, load_sweep, open_sweep_dir, parse_overrides, parse_seeds,
-                           read_summary, sweep, sweep_spec, variant_config)
+from td3_lib.sweep import (DONE_NAME, ERROR_NAME, SWITCHES, VARIANTS, bootstrap_ci, final_score, load_sweep,
+                           open_sweep_dir, parse_overrides, parse_seeds, read_summary, sweep, sweep_spec,
+                           variant_config)
 
 ENV = "Pendulum-v1"
 TINY = dict(hidden_sizes=(32, 32), start_timesteps=200, eval_freq=200, eval_episodes=1, batch_size=32)
@@ -112,46 +111,6 @@ def test_a_sweep_saved_before_a_config_field_existed_resumes_while_the_field_kee
     (out / "sweep.json").write_text(json.dumps(saved))
     with pytest.raises(ValueError, match=r"the Pendulum-v1/DDPG config has cuda_graph=True there, False now"):
         open_sweep_dir(out, spec)
-
-
-def test_final_score_and_bootstrap_interval():
-    history = [{"eval_mean": x} for x in (-1000.0, -500.0, -200.0, -150.0, -100.0)]
-    assert final_score(history, 3) == pytest.approx(-150.0)
-    assert final_score(history[:2], 3) == pytest.approx(-750.0)  # fewer than k: all of them
-    assert bootstrap_ci([5.0, 5.0, 5.0]) == (5.0, 5.0)
-    scores = [-180.0, -150.0, -160.0, -400.0]
-    low, high = bootstrap_ci(scores)
-    assert min(scores) <= low < np.mean(scores) < high <= max(scores)
-    assert bootstrap_ci(scores) == (low, high)  # deterministic
-
-
-def test_bootstrap_interval_of_a_difference():
-    # mean of [1, 2] resampled is 1, 1.5 or 2 (1/4, 1/2, 1/4); [0, 0] stays 0: the 2.5% and 97.5% points
-    assert bootstrap_difference_ci([1.0, 2.0], [0.0, 0.0]) == (1.0, 2.0)
-    assert bootstrap_difference_ci([3.0, 3.0], [1.0]) == (2.0, 2.0)
-    a, b = [2556.8, 2314.2, 2900.0], [1202.6, 519.2, 700.0]
-    low, high = bootstrap_difference_ci(a, b)
-    assert min(a) - max(b) <= low < np.mean(a) - np.mean(b) < high <= max(a) - min(b)
-    assert bootstrap_difference_ci(a, b) == (low, high)  # deterministic
-    shifted = bootstrap_difference_ci(np.add(a, 100.0), np.add(b, 100.0))  # the same draws: a shift cancels
-    assert shifted == pytest.approx((low, high))
-
-
-def test_permutation_p_value_counts_every_split():
-    # 3 against 3, every score of a above every score of b: of the 20 splits only this one and its
-    # mirror image have a gap as large, so 2/20
-    assert permutation_p_value([5.0, 6.0, 7.0], [1.0, 2.0, 3.0]) == pytest.approx(2 / 20)
-    assert permutation_p_value([1.0, 2.0, 3.0], [5.0, 6.0, 7.0]) == pytest.approx(2 / 20)  # two-sided
-    assert permutation_p_value([1.0, 1.0], [1.0, 1.0]) == 1.0  # no gap: every split is as large
-    # 5 against 5 fully separated: 2 of C(10, 5) = 252; 2 against 2: 2 of 6
-    assert permutation_p_value(list(range(10, 15)), list(range(5))) == pytest.approx(2 / 252)
-    assert permutation_p_value([10.0, 11.0], [0.0, 1.0]) == pytest.approx(1 / 3)
-    # overlapping: the six splits of 0, 1, 2, 3 into pairs have gaps -2, -1, 0, 0, +1, +2
-    assert permutation_p_value([0.0, 3.0], [1.0, 2.0]) == 1.0            # observed 0: all six
-    assert permutation_p_value([0.0, 1.0], [2.0, 3.0]) == pytest.approx(2 / 6)   # observed -2: two
-    assert permutation_p_value([0.0, 2.0], [1.0, 3.0]) == pytest.approx(4 / 6)   # observed -1: four
-    with pytest.raises(ValueError, match="both sides"):
-        permutation_p_value([1.0], [])
 
 
 # ---------------------------------------------------------------- a real local Ray
@@ -260,36 +219,34 @@ def test_failed_run_keeps_its_traceback_and_the_others_go_on(tmp_path, local_ray
 def test_killed_driver_restarts_without_redoing_a_finished_run(tmp_path, local_ray):
     """The driver process ends itself as soon as it has the first run's outcome; the third run is
     held back until the driver is gone (2 CPUs: it waits for the first two anyway), so the driver
-    always dies part-way. A new driver finishes the sweep without touching what was finished."""
-    out = tmp_path / "sweep"
+    always dies part-way. A new driver finishes the sweep without touching what was finished.
+
+    The third run waits on a lock the driver holds (flock): the system releases it when the driver's
+    process ends, however it ends, so the run goes on at that moment, with no clock involved."""
+    out, held = tmp_path / "sweep", tmp_path / "held-by-the-driver"
     address = local_ray.get_runtime_context().gcs_address
     argv = ["sweep", "--env", ENV, "--variants", "TD3", "--seeds", "0-2", "--out", str(out), "--address",
             address, "--quiet"] + TINY_ARGS
     driver = textwrap.dedent(f"""
+        import fcntl
         import os
-        import time
         from td3_lib.sweep import tasks
         from td3_lib.__main__ import main
         first_outcome = tasks.ray_outcome
         real_train_run = tasks.train_run
-        DRIVER = os.getpid()
+        HELD = {str(held)!r}
+        lock = open(HELD, "w")
+        fcntl.flock(lock, fcntl.LOCK_EX)  # held until this process ends
 
         def die_after_the_first_outcome(*args):
             first_outcome(*args)
             os._exit(9)
 
-        def driver_alive():
-            try:
-                os.kill(DRIVER, 0)
-                return True
-            except ProcessLookupError:
-                return False
-
         def train_run_holding_seed_2(env_id, variant, seed, *rest):  # sent to the workers by value
             if seed != 2:
                 return real_train_run(env_id, variant, seed, *rest)
-            while driver_alive():
-                time.sleep(0.05)
+            with open(HELD) as wait:
+                fcntl.flock(wait, fcntl.LOCK_EX)  # returns once the driver is gone
             return {{"status": "failed", "error": "held back until the driver was gone"}}
 
         tasks.ray_outcome = die_after_the_first_outcome

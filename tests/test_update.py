@@ -1,12 +1,12 @@
-"""TD3.update against Algorithm 1 written out by hand, and what each step changes."""
+"""TD3.update against the flat reference TD3 (Algorithm 1 in the authors' shape), and what each step changes."""
 
 import dataclasses
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from td3_lib import Batch, TD3, TD3Config
+from td3_lib.course.reference import ReferenceTD3
 
 # Large target noise against a small clip, so that clipping acts on most draws.
 CFG = TD3Config(hidden_sizes=(16, 16), batch_size=32, policy_noise=0.5, noise_clip=0.2, tau=0.1)
@@ -28,64 +28,70 @@ def make_batch(n=32, seed=1):
                  torch.randn(n, 3, generator=g), not_done)
 
 
-def q_by_hand(critic, i, obs, action):
-    """Critic i's network, layer by layer from its weights: ReLU(x W + b) ..., linear output."""
-    h = torch.cat([obs, action], dim=-1)
-    for k, (w, b) in enumerate(zip(critic.weights, critic.biases)):
-        h = h @ w[i] + b[i]
-        if k < len(critic.weights) - 1:
-            h = torch.relu(h)
-    return h
-
-
-def algorithm1(agent, batch, it):
-    """Steps (3)-(8) of the paper's Algorithm 1, written out, on the agent's own networks and optimisers."""
-    cfg = agent.config
-    obs, action, reward, next_obs, not_done = batch
-    h = (agent.high - agent.low) / 2
-    with torch.no_grad():
-        next_action = agent.actor_target(next_obs)
-        if cfg.target_policy_smoothing:  # (3) a~ = pi'(s') + clip(N(0, sigma), -c, c), inside the bounds
-            eps = torch.randn(next_action.shape, generator=agent.generator) * (cfg.policy_noise * h)
-            eps = torch.max(torch.min(eps, cfg.noise_clip * h), -cfg.noise_clip * h)
-            next_action = torch.max(torch.min(next_action + eps, agent.high), agent.low)
-        q1_next = q_by_hand(agent.critic_target, 0, next_obs, next_action)
-        q2_next = q_by_hand(agent.critic_target, 1, next_obs, next_action)
-        next_q = torch.min(q1_next, q2_next) if cfg.clipped_double_q else q1_next
-        y = reward + cfg.discount * not_done * next_q  # (4)
-    loss = F.mse_loss(q_by_hand(agent.critic, 0, obs, action), y)  # (5)
-    if cfg.clipped_double_q:
-        loss = loss + F.mse_loss(q_by_hand(agent.critic, 1, obs, action), y)
-    agent.critic_optimizer.zero_grad()
-    loss.backward()
-    agent.critic_optimizer.step()
-    if not cfg.delayed_policy_updates or it % cfg.policy_freq == 0:  # (6)
-        actor_loss = -q_by_hand(agent.critic, 0, obs, agent.actor(obs)).mean()  # (7)
-        agent.actor_optimizer.zero_grad()
-        actor_loss.backward()
-        agent.actor_optimizer.step()
-        with torch.no_grad():  # (8)
-            for net, target in ((agent.critic, agent.critic_target), (agent.actor, agent.actor_target)):
-                for p, p_target in zip(net.parameters(), target.parameters()):
-                    p_target.copy_(cfg.tau * p + (1 - cfg.tau) * p_target)
-
-
 def networks(agent):
     return {"actor": agent.actor, "actor_target": agent.actor_target,
             "critic": agent.critic, "critic_target": agent.critic_target}
 
 
+def linear_layers(actor) -> list[torch.Tensor]:
+    return [t for layer in (actor.l1, actor.l2, actor.l3) for t in (layer.weight, layer.bias)]
+
+
+def twin_layout(critic) -> list[torch.Tensor]:
+    """The reference's Q1 (l1-l3) and Q2 (l4-l6) as TwinCritic holds them: each layer's weights
+    stacked (2, in, out), then each layer's biases (2, 1, out)."""
+    layers = [(critic.l1, critic.l4), (critic.l2, critic.l5), (critic.l3, critic.l6)]
+    return ([torch.stack([q1.weight.T, q2.weight.T]) for q1, q2 in layers]
+            + [torch.stack([q1.bias, q2.bias])[:, None] for q1, q2 in layers])
+
+
+def as_td3_lib(ref: ReferenceTD3) -> dict[str, list[torch.Tensor]]:
+    return {"actor": linear_layers(ref.actor), "actor_target": linear_layers(ref.actor_target),
+            "critic": twin_layout(ref.critic), "critic_target": twin_layout(ref.critic_target)}
+
+
+def in_order(agent) -> dict[str, list[torch.Tensor]]:
+    """td3_lib's four networks: the actor's parameters, the critics' weights then biases."""
+    return {"actor": list(agent.actor.parameters()), "actor_target": list(agent.actor_target.parameters()),
+            "critic": [*agent.critic.weights, *agent.critic.biases],
+            "critic_target": [*agent.critic_target.weights, *agent.critic_target.biases]}
+
+
+def assert_same_networks(agent, ref, where: str) -> None:
+    mine, theirs = in_order(agent), as_td3_lib(ref)
+    for name in mine:
+        for p, q in zip(mine[name], theirs[name], strict=True):
+            torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6, msg=f"{name} {where}")
+
+
 @pytest.mark.parametrize("off", [None, *SWITCHES])
-def test_update_equals_algorithm1_by_hand(off):
+def test_update_equals_the_reference_td3(off):
+    """TD3.update (batched twin critic, fused Adam, fused target update) against the flat reference TD3
+    (td3_lib.course.reference: two nn.Linear critics, plain Adam, a loop per parameter), on the same
+    weights, minibatches and noise (the reference draws with torch.randn_like from the global generator,
+    set where the agent's generator is), for 6 iterations, with each trick switched off in turn."""
     cfg = CFG if off is None else dataclasses.replace(CFG, **{off: False})
-    agent, by_hand = make_agent(cfg), make_agent(cfg)
+    agent = make_agent(cfg)
+    ref = ReferenceTD3.from_agent(agent)
+    assert_same_networks(agent, ref, "at the start")
     for it in range(1, 7):
         batch = make_batch(seed=it)
+        torch.set_rng_state(agent.generator.get_state())  # the same noise
+        ref.train(batch)
         agent.update(batch)
-        algorithm1(by_hand, batch, it)
-        for name, net in networks(agent).items():
-            for p, q in zip(net.parameters(), networks(by_hand)[name].parameters()):
-                torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6, msg=f"{name} after iteration {it}")
+        assert_same_networks(agent, ref, f"after iteration {it}")
+    assert ref.total_it == agent.total_it == 6
+
+
+def test_the_reference_keeps_each_action_inside_its_own_bounds():
+    ref = ReferenceTD3.from_agent(make_agent(CFG))
+    actions = ref.actor(torch.randn(500, 3) * 100)
+    target = ReferenceTD3.target_action(ref, torch.randn(500, 3) * 100)
+    for a in (actions, target):
+        assert (a >= torch.tensor(LOW)).all() and (a <= torch.tensor(HIGH)).all()
+    assert ref.select_action([0.1, 0.2, 0.3]).shape == (2,)
+    with pytest.raises(ValueError, match="two hidden layers"):
+        ReferenceTD3(3, LOW, HIGH, dataclasses.replace(CFG, hidden_sizes=(16, 16, 16)))
 
 
 def snapshot(agent):

@@ -12,61 +12,49 @@ import torch.nn.functional as F
 
 from td3_lib import TD3, bellman_target, clipped_double_q, smooth_target_action, soft_update
 from td3_lib.course import update_check
+from td3_lib.course.reference import ReferenceTD3, td3_update
 from td3_lib.course.update_check import check_td3_update
 
 
 # ------------------------------------------------------------------ the pieces of a solution
+# The right pieces are the reference TD3's steps (td3_lib.course.reference), run on the lesson's agent;
+# each wrong solution below changes one of them, or their order.
+R = ReferenceTD3
+
+
 def target(agent, batch, smoothing=True, minimum=True):
-    """Steps (3) and (4): the smoothed target action and y."""
-    cfg = agent.config
+    """Steps (3) and (4), optionally without the smoothing or the minimum (a wrong target)."""
+    if smoothing and minimum:
+        return R.target_q(agent, batch)
     with torch.no_grad():
-        next_action = agent.actor_target(batch.next_obs)
-        if smoothing:
-            half_range = (agent.high - agent.low) / 2
-            noise = torch.randn(next_action.shape, generator=agent.generator) * (cfg.policy_noise * half_range)
-            noise = torch.maximum(torch.minimum(noise, cfg.noise_clip * half_range), -cfg.noise_clip * half_range)
-            next_action = torch.maximum(torch.minimum(next_action + noise, agent.high), agent.low)
+        next_action = R.target_action(agent, batch.next_obs) if smoothing else agent.actor_target(batch.next_obs)
         target_q1, target_q2 = agent.critic_target(batch.next_obs, next_action)
         next_q = torch.minimum(target_q1, target_q2) if minimum else target_q1
-        return batch.reward + cfg.discount * batch.not_done * next_q
+        return batch.reward + agent.config.discount * batch.not_done * next_q
 
 
 def critic_step(agent, batch, y):
-    """Step (5)."""
-    current_q1, current_q2 = agent.critic(batch.obs, batch.action)
-    loss = F.mse_loss(current_q1, y) + F.mse_loss(current_q2, y)
-    agent.critic_optimizer.zero_grad()
-    loss.backward()
-    agent.critic_optimizer.step()
+    R.critic_update(agent, batch, y)
 
 
 def actor_step(agent, batch):
-    """Step (7)."""
-    loss = -agent.critic.q1(batch.obs, agent.actor(batch.obs)).mean()
-    agent.actor_optimizer.zero_grad()
-    loss.backward()
-    agent.actor_optimizer.step()
+    R.actor_update(agent, batch)
 
 
 def soft_updates(agent):
-    """Step (8), parameter by parameter."""
-    tau = agent.config.tau
-    with torch.no_grad():
-        for net, target_net in ((agent.critic, agent.critic_target), (agent.actor, agent.actor_target)):
-            for param, target_param in zip(net.parameters(), target_net.parameters()):
-                target_param.copy_(tau * param + (1 - tau) * target_param)
+    R.target_update(agent)
 
 
 # ------------------------------------------------------------------ right solutions
 def right(agent, batch, it):
-    critic_step(agent, batch, target(agent, batch))
-    if it % agent.config.policy_freq == 0:
-        actor_step(agent, batch)
-        soft_updates(agent)
+    """Lesson 06's answer key: the reference TD3's steps, its noise drawn with torch.randn_like as the
+    authors' code draws it."""
+    td3_update(agent, batch, it)
 
 
 def right_with_library_pieces(agent, batch, it):
-    """The same update composed of td3_lib's pure functions (lessons 1 to 5), as TD3 composes it."""
+    """The same update composed of td3_lib's pure functions (lessons 1 to 5), as TD3 composes it, its
+    noise drawn from agent.generator."""
     cfg = agent.config
     with torch.no_grad():
         next_action = smooth_target_action(agent.actor_target(batch.next_obs), agent.low, agent.high,
@@ -153,6 +141,36 @@ def no_delay(agent, batch, it):
     soft_updates(agent)
 
 
+def noise_in_action_units(agent, batch, it):
+    """The authors' noise, (randn_like * policy_noise).clamp(-noise_clip, noise_clip), for bounds of
+    [-1, 1] only: not scaled by each dimension's half-range. Right in the first case, wrong on uneven bounds."""
+    cfg = agent.config
+    with torch.no_grad():
+        next_action = agent.actor_target(batch.next_obs)
+        noise = (torch.randn_like(next_action) * cfg.policy_noise).clamp(-cfg.noise_clip, cfg.noise_clip)
+        next_action = (next_action + noise).clamp(agent.low, agent.high)
+        y = batch.reward + cfg.discount * batch.not_done * torch.minimum(*agent.critic_target(batch.next_obs,
+                                                                                            next_action))
+    critic_step(agent, batch, y)
+    if it % cfg.policy_freq == 0:
+        actor_step(agent, batch)
+        soft_updates(agent)
+
+
+def noise_from_a_generator_of_its_own(agent, batch, it):
+    """Right but for the noise: drawn from a fresh generator, not from the agent's nor the global one."""
+    cfg, own = agent.config, torch.Generator().manual_seed(123)
+    with torch.no_grad():
+        next_action = smooth_target_action(agent.actor_target(batch.next_obs), agent.low, agent.high,
+                                           cfg.policy_noise, cfg.noise_clip, generator=own)
+        y = bellman_target(batch.reward, batch.not_done,
+                           clipped_double_q(*agent.critic_target(batch.next_obs, next_action)), cfg.discount)
+    critic_step(agent, batch, y)
+    if it % cfg.policy_freq == 0:
+        actor_step(agent, batch)
+        soft_updates(agent)
+
+
 def soft_update_every_iteration(agent, batch, it):
     critic_step(agent, batch, target(agent, batch))
     if it % agent.config.policy_freq == 0:
@@ -184,6 +202,10 @@ def test_a_right_update_passes(solution, capsys):
                                         "function took 2: the actor's optimiser step, the critic's"),
     (no_minimum, "in iteration 1 (a critic-only iteration), at the critic's optimiser step, your critic differs"),
     (no_smoothing, "in iteration 1 (a critic-only iteration), at the critic's optimiser step, your critic differs"),
+    (no_smoothing, "Your function drew no target-smoothing noise"),
+    (noise_in_action_units, "With policy_freq=3, tau=0.1, discount=0.9, learning rates 1e-2 and uneven bounds, in "
+                            "iteration 1 (a critic-only iteration), at the critic's optimiser step, your critic"),
+    (noise_from_a_generator_of_its_own, "at the critic's optimiser step, your critic differs"),
     (no_delay, "in iteration 1 (a critic-only iteration), TD3.update takes 1 optimiser step(s): the critic's "
                "optimiser step; your function took 2"),
     (soft_update_every_iteration, "in iteration 1 (a critic-only iteration), from the critic's optimiser step "
@@ -206,7 +228,8 @@ def largest_gap(solution, case, iterations=6) -> float:
     for it in range(1, iterations + 1):
         batch = update_check.random_batch(g, case.low, case.high)
         lib_agent.update(batch)
-        solution(agent, batch, it)
+        with update_check.one_noise_source(agent, []):
+            solution(agent, batch, it)
     mine, yours = update_check.snapshot(lib_agent), update_check.snapshot(agent)
     return max(float((a - b).abs().max()) for name in update_check.NETWORKS for a, b in zip(mine[name], yours[name]))
 
@@ -222,8 +245,36 @@ def test_in_the_case_with_large_steps_an_order_error_is_far_beyond_the_tolerance
     assert largest_gap(right, large) < update_check.ATOL / 100
 
 
-def test_the_check_leaves_td3_whole(capsys):
+def test_the_check_leaves_td3_and_the_global_generator_whole(capsys):
+    torch.manual_seed(5)
+    before = torch.get_rng_state()
     check_td3_update(delegates_the_target)
+    check_td3_update(right)
     capsys.readouterr()
     assert TD3.target_q.__qualname__ == "TD3.target_q" and TD3.update.__qualname__ == "TD3.update"
     assert sys.getprofile() is None  # the hook that watched the learner's function is gone
+    assert torch.equal(torch.get_rng_state(), before)
+
+
+def test_inside_the_check_the_global_generator_gives_the_agents_noise():
+    """What lets a right update draw with torch.randn_like: the global generator starts where the agent's
+    is, and the agent's goes on from wherever the noise was drawn."""
+    agent = TD3(obs_dim=3, action_low=[-1.0], action_high=[1.0])
+    twin = TD3.from_state_dict(agent.state_dict())  # the same generator state
+    expected = [torch.randn(5, generator=twin.generator) for _ in range(2)]
+    drew = []
+    with update_check.one_noise_source(agent, drew):
+        first = torch.randn(5)  # the global generator, as torch.randn_like draws
+    with update_check.one_noise_source(agent, drew):
+        second = torch.randn(5, generator=agent.generator)  # the next iteration, from the agent's
+    with update_check.one_noise_source(agent, drew):
+        pass  # no noise
+    assert torch.equal(first, expected[0]) and torch.equal(second, expected[1])
+    assert drew == [True, True, False]
+
+
+def test_a_broken_answer_key_is_reported_as_the_checks_own_failure(capsys, monkeypatch):
+    monkeypatch.setattr(update_check, "answer_key", soft_update_before_the_actor_step)
+    assert check_td3_update(right) is False
+    out = capsys.readouterr().out
+    assert out.startswith("This check cannot judge your function on this machine") and "answer key" in out

@@ -2,9 +2,11 @@
 
 ``analysis``      the critic's probes (``train(probes=...)``): value estimate against the true
                   discounted return, value at fixed states, roughness and peak height along the action
-``plots``         the band of +-1 std over seeds, a sweep's curves, a run against the shipped agent's
+``plots``         a run against the shipped agent's curve (and the engine's seed bands, imported there)
 ``pitfalls``      quiet bugs of TD3 and DDPG code, each the smallest change to a correct
                   TD3 (a subclass or an environment wrapper), in one table (lesson 08)
+``reference``     a flat TD3 in the shape of the authors' ``TD3.py``, tested equal to ``TD3.update``;
+                  its steps are lesson 06's answer key
 ``update_check``  the check of lesson 06's exercise: the learner's whole update against ``TD3.update``
 ``diagram``       the update drawn as a diagram, one part highlighted per lesson
 ``quiz``          the lessons' quizzes, their answers sealed in ``quiz.json``

@@ -15,13 +15,18 @@ Maintainers add or change a question with ``seal`` and ``save_questions``
 from __future__ import annotations
 
 import base64
-import fcntl
+import contextlib
 import hashlib
 import json
 import sys
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+
+try:  # Unix; on Windows, where the lessons run too, sealing a question takes no lock
+    import fcntl
+except ImportError:
+    fcntl = None
 
 QUIZ_FILE = "quiz.json"
 
@@ -101,13 +106,22 @@ def check(question: str, answer) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def quiz_locked():
+    """Hold ``quiz.lock`` (flock, where the system has it): two maintainers sealing at once do not lose
+    a question."""
+    with open(quiz_path().with_suffix(".lock"), "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def main(argv=None) -> None:
     """``python -m td3_lib.course.quiz ID LETTER CHOICES HINT EXPLANATION``: add or replace one question."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 5:
         sys.exit("usage: python -m td3_lib.course.quiz ID LETTER CHOICES HINT EXPLANATION")
-    with open(quiz_path().with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two maintainers sealing at once do not lose a question
+    with quiz_locked():
         questions.cache_clear()
         entries = dict(questions()) if quiz_path().exists() else {}
         entries[args[0]] = seal(args[0], args[1], args[2], args[3], args[4])

@@ -17,6 +17,18 @@ the class (``TD3.target_q(agent, batch)``) or through a reference saved earlier
 cannot be passed by delegating to them. Nothing in ``TD3`` is patched. The pure functions of
 lessons 1 to 5 (``bellman_target``, ``clipped_double_q``,
 ``smooth_target_action``, ``soft_update``) stay allowed.
+
+The smoothing noise may be drawn either way a right update draws it: from ``agent.generator``
+(``torch.randn(shape, generator=agent.generator)``, as ``TD3.update`` does) or from torch's global
+generator (``torch.randn_like``, as the authors' code does). While the learner's function runs, the
+global generator starts where ``agent.generator`` is, so both give the noise ``TD3.update`` draws;
+the one it drew from is carried on to the next iteration. A function that draws no noise at all is
+told so. The global generator is left as the check found it.
+
+Before judging the learner's function the check runs lesson 06's answer key
+(``td3_lib.course.reference.td3_update``, the flat reference TD3's steps) through the same
+comparison: should the key itself fail on a machine (another torch computing the update
+differently), the check says so instead of blaming the learner.
 """
 
 from __future__ import annotations
@@ -32,6 +44,7 @@ import torch
 from ..agent import TD3
 from ..buffer import Batch
 from ..config import TD3Config
+from .reference import td3_update as answer_key
 
 STEP_METHODS = {"update": "(2)-(8)", "target_q": "(3)-(4)", "critic_loss": "(5)", "critic_step": "(5)",
                 "actor_loss": "(7)", "actor_step": "(7)-(8)"}
@@ -41,6 +54,8 @@ STEP_CODES = {getattr(TD3, name).__code__: name for name in STEP_METHODS}
 NETWORKS = ("critic", "critic_target", "actor", "actor_target")
 RTOL, ATOL = 1.3e-6, 1e-5
 """torch's float32 tolerances: what two correct updates written differently stay within."""
+NO_NOISE = (" Your function drew no target-smoothing noise: step (3) draws it once per iteration, from "
+            "agent.generator or with torch.randn_like.")
 
 
 @dataclass
@@ -70,6 +85,22 @@ class StepCallLog:
     def __call__(self, frame, event, arg) -> None:
         if event == "call" and frame.f_code in STEP_CODES:
             self.calls.append(STEP_CODES[frame.f_code])
+
+
+@contextlib.contextmanager
+def one_noise_source(agent: TD3, drew: list):
+    """Inside, torch's global generator starts where ``agent.generator`` is: noise drawn either way is
+    the same. After, ``agent.generator`` stands where the source that was drawn from left off, and
+    ``drew`` gets whether any noise was drawn."""
+    start = agent.generator.get_state()
+    torch.set_rng_state(start)
+    try:
+        yield
+    finally:
+        shared = torch.get_rng_state()
+        if torch.equal(agent.generator.get_state(), start) and not torch.equal(shared, start):
+            agent.generator.set_state(shared)
+        drew.append(not torch.equal(agent.generator.get_state(), start))
 
 
 @contextlib.contextmanager
@@ -164,24 +195,27 @@ def run_case(fn: Callable, case: Case, iterations: int) -> str | None:
         for it in range(1, iterations + 1):
             batch, starts = random_batch(g, case.low, case.high), (snapshot(lib_agent), snapshot(your_agent))
             lib_agent.update(batch)
-            problem = run_learner(fn, your_agent, batch, it, case.label)
-            kind = "an actor iteration" if it % case.config.policy_freq == 0 else "a critic-only iteration"
-            where = f"With {case.label}, in iteration {it} ({kind})"
-            problem = problem or compare_iteration(logs[0].iteration(starts[0]), logs[1].iteration(starts[1]),
-                                                   where)
+            drew: list[bool] = []
+            problem = run_learner(fn, your_agent, batch, it, case.label, drew)
             if problem:
                 return problem
+            kind = "an actor iteration" if it % case.config.policy_freq == 0 else "a critic-only iteration"
+            problem = compare_iteration(logs[0].iteration(starts[0]), logs[1].iteration(starts[1]),
+                                        f"With {case.label}, in iteration {it} ({kind})")
+            if problem:
+                return problem + ("" if drew[0] else NO_NOISE)
     finally:
         for log in logs:
             log.close()
     return None
 
 
-def run_learner(fn: Callable, agent: TD3, batch: Batch, it: int, label: str) -> str | None:
-    """Call the learner's function with TD3's own steps watched; what went wrong, or None."""
+def run_learner(fn: Callable, agent: TD3, batch: Batch, it: int, label: str, drew: list) -> str | None:
+    """Call the learner's function with TD3's own steps watched and one noise source; what went
+    wrong, or None."""
     calls: list[str] = []
     try:
-        with steps_watched(calls):
+        with steps_watched(calls), one_noise_source(agent, drew):
             fn(agent, batch, it)
     except NotImplementedError:
         return "td3_update still raises NotImplementedError; write its body and run both cells again."
@@ -196,11 +230,21 @@ def run_learner(fn: Callable, agent: TD3, batch: Batch, it: int, label: str) -> 
 
 def check_td3_update(fn: Callable, iterations: int = 6) -> bool:
     """Print whether ``fn(agent, batch, it)`` does what ``TD3.update`` does; return it."""
-    for case in CASES:
-        problem = run_case(fn, case, iterations)
-        if problem:
-            print(f"Not yet: {problem}")
-            return False
+    global_state = torch.get_rng_state()
+    try:
+        for case in CASES:
+            broken = run_case(answer_key, case, iterations)
+            if broken:
+                print(f"This check cannot judge your function on this machine: with torch {torch.__version__} "
+                      f"its own answer key (td3_lib.course.reference.td3_update) fails it. {broken} "
+                      "Please report it.")
+                return False
+            problem = run_case(fn, case, iterations)
+            if problem:
+                print(f"Not yet: {problem}")
+                return False
+    finally:
+        torch.set_rng_state(global_state)
     print(f"Passed: critic, critic_target, actor and actor_target match TD3.update after each optimiser "
           f"step and at the end of each of {iterations} iterations, with {CASES[0].label} and with "
           f"{CASES[1].label}.")

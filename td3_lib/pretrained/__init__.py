@@ -18,9 +18,9 @@ these: its evaluations use the run's seed + 100, + 101, ..., its episodes seeds 
 TEST_EPISODES = 100
 
 
-def package_dir(package: str = __package__) -> Path:
-    """The folder of a td3_lib package's data files (this one's by default), installed or not."""
-    return Path(str(resources.files(package)))
+def package_dir() -> Path:
+    """The folder of the shipped agents (this package's data files), installed or not."""
+    return Path(str(resources.files(__package__)))
 
 
 def available() -> list[str]:

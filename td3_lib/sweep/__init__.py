@@ -38,12 +38,13 @@ import time
 from pathlib import Path
 
 from ..progress import progress_bar
-
+# The scores a sweep reports are td3_lib.stats's, importable from here too (lesson 07 does).
+from ..stats import (LAST_K, bootstrap_ci, bootstrap_difference_ci, final_score, mean_and_std,
+                     permutation_p_value, score_row)
 from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SWITCHES, VARIANTS, SweepRun, check_overrides, grid,
                    open_sweep_dir, parse_overrides, parse_seeds, spec_difference, submission_order, sweep_spec,
                    variant_config)
-from .summary import (LAST_K, RunRecord, SweepResult, bootstrap_ci, bootstrap_difference_ci, final_score,
-                      load_sweep, mean_and_std, permutation_p_value, read_summary, score_row, summarize)
+from .summary import RunRecord, SweepResult, load_sweep, read_summary, summarize
 from .tasks import LOCK_NAME, check_device, max_rss_mb, placement, ray_session, run_on_ray, start_local_ray
 
 __all__ = ["sweep", "VARIANTS", "SWITCHES", "variant_config", "parse_overrides", "parse_seeds", "sweep_spec",

@@ -1,45 +1,51 @@
 """A sweep's results: each run's status and final score, one row per environment x variant (mean,
 std and a bootstrap interval over seeds), summary.csv and the paper's Table 2 layout.
 
-``final_score`` and ``score_row`` are the one way a final score and its spread over seeds are
-computed, for sweeps, the course's shipped results and the benchmarks alike."""
+The scores and statistics are ``td3_lib.stats``'s (``final_score``, ``score_row``), the figure
+``td3_lib.plots``'s, the CSV ``td3_lib.tables``'s."""
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from ..checkpoint import atomic_write_text
-from ..course.plots import plot_curves, value_of
-from ..run import CHECKPOINT_NAME, HISTORY_NAME, read_history, read_rows
+from ..plots import plot_curves
+from ..run import CHECKPOINT_NAME, HISTORY_NAME, read_history
+from ..stats import LAST_K, final_score, score_row
+from ..tables import read_rows, write_rows
 from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, grid
 from .tasks import is_running
 
 SUMMARY_NAME = "summary.csv"
 TABLE_NAME = "summary.md"
 SUMMARY_FIELDS = ("env", "variant", "n_seeds", "mean", "std", "ci_low", "ci_high")
-LAST_K = 3
-"""Final score of a run: the mean of its last LAST_K evaluations (the paper: the last 10 of 200)."""
 
 
 @dataclass
 class RunRecord:
-    """One run of a sweep as its directory holds it: status finished, failed, running,
-    unfinished (a checkpoint, not at the budget) or new."""
+    """One run of a sweep as its directory holds it: its grid cell, where it is, and its status:
+    finished, failed, running, unfinished (a checkpoint, not at the budget) or new."""
 
-    env_id: str
-    variant: str
-    seed: int
+    cell: SweepRun
     path: Path
     status: str
     history: list[dict] = field(default_factory=list)
     done: dict | None = None
     error: str | None = None
+
+    @property
+    def env_id(self) -> str:
+        return self.cell.env_id
+
+    @property
+    def variant(self) -> str:
+        return self.cell.variant
+
+    @property
+    def seed(self) -> int:
+        return self.cell.seed
 
 
 @dataclass
@@ -88,7 +94,7 @@ def run_record(run: SweepRun, out_dir: Path) -> RunRecord:
         error = lines[-1] if lines else "unknown error"
     else:
         status = "unfinished" if (path / CHECKPOINT_NAME).exists() else "new"
-    return RunRecord(run.env_id, run.variant, run.seed, path, status, history, done, error)
+    return RunRecord(run, path, status, history, done, error)
 
 
 def load_sweep(out_dir, last_k: int = LAST_K) -> SweepResult:
@@ -102,84 +108,11 @@ def load_sweep(out_dir, last_k: int = LAST_K) -> SweepResult:
     return SweepResult(out_dir, spec, runs, summary_rows(spec, runs, last_k), last_k)
 
 
-def final_score(history: list[dict], last_k: int = LAST_K, column="eval_mean") -> float:
-    """A run's final score: the mean of ``column`` (the evaluation return, or another column, or a
-    function of a row) over its last ``last_k`` evaluations."""
-    if last_k < 1:
-        raise ValueError(f"last_k={last_k!r}: it must be an integer >= 1.")
-    return float(np.mean([value_of(h, column) for h in history[-last_k:]]))
-
-
-def mean_and_std(scores) -> tuple[float, float]:
-    """Mean and std over seeds (ddof 1: the spread of the seeds as a sample); std is nan below 2 seeds."""
-    scores = np.asarray(scores, dtype=float)
-    mean = float(scores.mean()) if scores.size else float("nan")
-    return mean, float(scores.std(ddof=1)) if scores.size > 1 else float("nan")
-
-
-def bootstrap_ci(scores, confidence: float = 0.95, n_resamples: int = 10_000,
-                 seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean over seeds (seeds resampled with replacement)."""
-    scores = np.asarray(scores, dtype=float)
-    if scores.size == 0:
-        return float("nan"), float("nan")
-    idx = np.random.default_rng(seed).integers(0, scores.size, size=(n_resamples, scores.size))
-    means = scores[idx].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
-
-
-def bootstrap_difference_ci(a, b, confidence: float = 0.95, n_resamples: int = 10_000,
-                            seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of mean(a) - mean(b): each variant's seeds resampled with
-    replacement, independently of the other's."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size == 0 or b.size == 0:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    diffs = (a[rng.integers(0, a.size, size=(n_resamples, a.size))].mean(axis=1)
-             - b[rng.integers(0, b.size, size=(n_resamples, b.size))].mean(axis=1))
-    alpha = (1 - confidence) / 2
-    return float(np.quantile(diffs, alpha)), float(np.quantile(diffs, 1 - alpha))
-
-
-def permutation_p_value(a, b) -> float:
-    """Exact two-sided permutation test of mean(a) - mean(b): the share of all ways of splitting the
-    pooled scores into groups of len(a) and len(b) whose difference of means is at least as large
-    (in size) as the observed one. Equal variants would give a gap this large that often."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size == 0 or b.size == 0:
-        raise ValueError(f"A permutation test needs scores on both sides; got {a.size} and {b.size}.")
-    pooled, n = np.concatenate([a, b]), a.size
-    if math.comb(pooled.size, n) > 1_000_000:
-        raise ValueError(f"{a.size} and {b.size} seeds: too many splits to count exactly (over a million).")
-    observed, total, count = abs(a.mean() - b.mean()), pooled.sum(), 0
-    for idx in itertools.combinations(range(pooled.size), n):
-        in_a = pooled[list(idx)].sum()
-        difference = in_a / n - (total - in_a) / b.size
-        count += abs(difference) >= observed * (1 - 1e-12)  # the observed split counts, despite rounding
-    return count / math.comb(pooled.size, n)
-
-
-def score_row(env_id: str, variant: str, scores: list[float]) -> dict:
-    """One summary row: final scores over seeds -> mean, std (over seeds, ddof 1) and 95% bootstrap CI."""
-    mean, std = mean_and_std(scores)
-    ci_low, ci_high = bootstrap_ci(scores)
-    return {"env": env_id, "variant": variant, "n_seeds": len(scores), "mean": mean, "std": std,
-            "ci_low": ci_low, "ci_high": ci_high}
-
-
 def summary_rows(spec: dict, runs: list[RunRecord], last_k: int = LAST_K) -> list[dict]:
     """One row per environment x variant over its finished runs."""
     return [score_row(e, v, [final_score(r.history, last_k) for r in runs
                              if r.env_id == e and r.variant == v and r.status == "finished"])
             for e in spec["envs"] for v in spec["variants"]]
-
-
-def write_summary_csv(rows: list[dict], path: Path) -> None:
-    lines = [",".join(SUMMARY_FIELDS)]
-    lines += [",".join(str(row[k]) for k in SUMMARY_FIELDS) for row in rows]
-    atomic_write_text("\n".join(lines) + "\n", path)
 
 
 def read_summary(path) -> list[dict]:
@@ -218,9 +151,10 @@ def summarize(out_dir, last_k: int = LAST_K) -> SweepResult:
     variant, final score = mean of the last ``last_k`` evaluations, a 95% bootstrap interval
     over seeds), summary.md (the paper's Table 2 shape) and curves-ENV.png per environment."""
     result = load_sweep(out_dir, last_k)
-    write_summary_csv(result.summary, result.out_dir / SUMMARY_NAME)
+    write_rows(result.summary, result.out_dir / SUMMARY_NAME, SUMMARY_FIELDS)
     atomic_write_text(table2_markdown(result.spec, result.summary, last_k), result.out_dir / TABLE_NAME)
     for env_id in result.spec["envs"]:
-        runs = [r for r in result.finished if r.env_id == env_id]
-        plot_curves(runs, result.spec["variants"], env_id, result.out_dir / f"curves-{env_id}.png")
+        curves = {v: [r.history for r in result.finished if r.env_id == env_id and r.variant == v]
+                  for v in result.spec["variants"]}
+        plot_curves(curves, env_id, result.out_dir / f"curves-{env_id}.png")
     return result

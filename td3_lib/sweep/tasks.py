@@ -20,9 +20,9 @@ try:  # Unix; on Windows runs are not locked and report no memory peak
 except ImportError:
     fcntl = resource = None
 
-from ..checkpoint import atomic_write_text
+from ..checkpoint import CheckpointError, atomic_write_text
 from ..config import TD3Config
-from ..run import CHECKPOINT_NAME
+from ..run import CHECKPOINT_NAME, saved_step
 from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun
 
 LOCK_NAME = "lock"
@@ -66,9 +66,8 @@ def is_running(run_dir: Path) -> bool:
 def checkpoint_step(run_dir: Path) -> int:
     """The step a run's checkpoint holds, 0 without one (memory-mapped: the buffer is not read)."""
     try:
-        state = torch.load(run_dir / CHECKPOINT_NAME, map_location="cpu", weights_only=True, mmap=True)
-        return int(state["t"])
-    except Exception:  # none, or unreadable: train says which when it resumes
+        return saved_step(run_dir)
+    except CheckpointError:  # unreadable: train says why when it resumes
         return 0
 
 

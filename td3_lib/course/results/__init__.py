@@ -13,19 +13,20 @@ separate step that copies it into this package and its manifest.
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from ...sweep.summary import final_score, mean_and_std
-from ...pretrained import package_dir
-from ...run import read_rows
+from ...stats import final_score, mean_and_std
+from ...tables import read_rows
 
 MANIFEST_FIELDS = ("file", "lesson", "env", "command", "seeds", "steps", "wall_s", "version")
 
 
 def results_dir() -> Path:
-    return package_dir(__package__)
+    """The folder of the shipped results (this package's data files), installed or not."""
+    return Path(str(resources.files(__package__)))
 
 
 def manifest() -> list[dict]:

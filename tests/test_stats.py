@@ -1,0 +1,161 @@
+"""td3_lib.stats: each score and statistic against its explicit form, and the shipped numbers the
+course quotes."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from td3_lib.course import results as shipped
+from td3_lib.stats import (bootstrap_ci, bootstrap_difference_ci, final_score, mean_and_std, over_seeds,
+                           paired_permutation_p_value, permutation_p_value, score_row, table1_score, table2_score)
+
+
+def history(values, start=1000, every=1000) -> list[dict]:
+    return [{"step": start + i * every, "eval_mean": float(v)} for i, v in enumerate(values)]
+
+
+def test_final_score_is_the_mean_of_the_last_k_evaluations():
+    runs = history([-1000.0, -500.0, -200.0, -150.0, -100.0])
+    assert final_score(runs, 3) == pytest.approx(-150.0)
+    assert final_score(runs[:2], 3) == pytest.approx(-750.0)  # fewer than k: all of them
+    assert final_score(runs, 2, column=lambda row: row["eval_mean"] / 10) == pytest.approx(-12.5)
+    with pytest.raises(ValueError, match="last_k=0"):
+        final_score(runs, 0)
+
+
+def test_mean_and_std_over_seeds():
+    assert mean_and_std([1.0, 2.0, 6.0]) == (3.0, pytest.approx(np.sqrt(7.0)))  # ddof 1: 14 / 2
+    mean, std = mean_and_std([4.0])
+    assert mean == 4.0 and np.isnan(std)
+
+
+def test_table2_score_is_each_runs_last_10_evaluations_then_mean_and_std_over_seeds():
+    seeds = [history(np.arange(20.0)), history(np.arange(20.0) + 10.0)]
+    # the last 10 of 0..19 are 10..19, mean 14.5; the second run's 24.5
+    assert table2_score(seeds) == (pytest.approx(19.5), pytest.approx(np.std([14.5, 24.5], ddof=1)))
+    assert table2_score(seeds, last_k=1) == (pytest.approx(24.0), pytest.approx(np.std([19.0, 29.0], ddof=1)))
+
+
+def test_table1_score_is_the_peak_of_the_mean_over_seeds_curve_at_steps_every_seed_has():
+    a = history([0.0, 10.0, 4.0, 100.0])
+    b = history([0.0, 2.0, 8.0])  # one evaluation short: the step of a's 100 is not scored
+    # mean curve 0, 6, 6: its peak is at the first of equals, 2,000 steps, where the seeds are 10 and 2
+    assert table1_score([a, b]) == (6.0, pytest.approx(np.std([10.0, 2.0], ddof=1)), 2000)
+    assert table1_score([a]) == (100.0, 0.0, 4000)  # one seed: no spread
+    # not the mean of each seed's own maximum (100 and 8: 54)
+    steps, mean, std = over_seeds([a, b])
+    assert list(steps) == [1000, 2000, 3000] and list(mean) == [0.0, 6.0, 6.0]
+
+
+def resampled_quantiles(samples, rng, confidence=0.95, n=10_000):
+    """The percentile bootstrap written out: each sample's seeds drawn with replacement from ``rng``
+    (an n x size index table per sample, in order), the statistic per row, its two quantiles."""
+    means = [s[rng.integers(0, s.size, size=(n, s.size))].mean(axis=1) for s in map(np.asarray, samples)]
+    values = means[0] if len(means) == 1 else means[0] - means[1]
+    alpha = (1 - confidence) / 2
+    return np.quantile(values, alpha), np.quantile(values, 1 - alpha)
+
+
+def test_bootstrap_interval_is_the_percentile_bootstrap_written_out():
+    scores = [-180.0, -150.0, -160.0, -400.0]
+    low, high = bootstrap_ci(scores)
+    assert (low, high) == pytest.approx(resampled_quantiles([scores], np.random.default_rng(0)), rel=1e-12)
+    assert min(scores) <= low < np.mean(scores) < high <= max(scores)
+    assert bootstrap_ci(scores, seed=1) == pytest.approx(resampled_quantiles([scores], np.random.default_rng(1)))
+    assert bootstrap_ci([5.0, 5.0, 5.0]) == (5.0, 5.0)
+    assert bootstrap_ci([7.0]) == (7.0, 7.0)  # one seed: every resample is that seed
+    assert all(np.isnan(bootstrap_ci([])))
+
+
+def test_bootstrap_interval_of_a_difference():
+    # mean of [1, 2] resampled is 1, 1.5 or 2 (1/4, 1/2, 1/4); [0, 0] stays 0: the 2.5% and 97.5% points
+    assert bootstrap_difference_ci([1.0, 2.0], [0.0, 0.0]) == (1.0, 2.0)
+    assert bootstrap_difference_ci([3.0, 3.0], [1.0]) == (2.0, 2.0)
+    a, b = [2556.8, 2314.2, 2900.0], [1202.6, 519.2, 700.0]
+    low, high = bootstrap_difference_ci(a, b)
+    assert (low, high) == pytest.approx(resampled_quantiles([a, b], np.random.default_rng(0)), rel=1e-12)
+    assert min(a) - max(b) <= low < np.mean(a) - np.mean(b) < high <= max(a) - min(b)
+    shifted = bootstrap_difference_ci(np.add(a, 100.0), np.add(b, 100.0))  # the same draws: a shift cancels
+    assert shifted == pytest.approx((low, high))
+    # one seed on a side is a constant: the interval is the other side's bootstrap, shifted
+    assert bootstrap_difference_ci([10.0], b) == pytest.approx(tuple(10.0 - x for x in bootstrap_ci(b)[::-1]))
+    assert bootstrap_difference_ci(a, [10.0]) == pytest.approx(tuple(x - 10.0 for x in bootstrap_ci(a)))
+
+
+def test_permutation_p_value_counts_every_split():
+    # 3 against 3, every score of a above every score of b: of the 20 splits only this one and its
+    # mirror image have a gap as large, so 2/20
+    assert permutation_p_value([5.0, 6.0, 7.0], [1.0, 2.0, 3.0]) == pytest.approx(2 / 20)
+    assert permutation_p_value([1.0, 2.0, 3.0], [5.0, 6.0, 7.0]) == pytest.approx(2 / 20)  # two-sided
+    assert permutation_p_value([1.0, 1.0], [1.0, 1.0]) == 1.0  # no gap: every split is as large
+    # 5 against 5 fully separated: 2 of C(10, 5) = 252; 2 against 2: 2 of 6
+    assert permutation_p_value(list(range(10, 15)), list(range(5))) == pytest.approx(2 / 252)
+    assert permutation_p_value([10.0, 11.0], [0.0, 1.0]) == pytest.approx(1 / 3)
+    # overlapping: the six splits of 0, 1, 2, 3 into pairs have gaps -2, -1, 0, 0, +1, +2
+    assert permutation_p_value([0.0, 3.0], [1.0, 2.0]) == 1.0            # observed 0: all six
+    assert permutation_p_value([0.0, 1.0], [2.0, 3.0]) == pytest.approx(2 / 6)   # observed -2: two
+    assert permutation_p_value([0.0, 2.0], [1.0, 3.0]) == pytest.approx(4 / 6)   # observed -1: four
+    # unequal groups, 1 against 3: the splits put 9, 0, 1 or 2 alone, gaps 8, 4, 8/3, 4/3; observed 8
+    assert permutation_p_value([9.0], [0.0, 1.0, 2.0]) == pytest.approx(1 / 4)
+    with pytest.raises(ValueError, match="both sides"):
+        permutation_p_value([1.0], [])
+    with pytest.raises(ValueError, match="too many splits"):
+        permutation_p_value(list(range(20)), list(range(20)))
+
+
+def test_permutation_p_value_equals_a_count_over_every_relabelling():
+    """Against the test written out: every assignment of the pooled scores to a, the gap of each."""
+    rng = np.random.default_rng(3)
+    for n_a, n_b in ((3, 5), (5, 5), (2, 4)):
+        a, b = rng.normal(size=n_a) * 100, rng.normal(size=n_b) * 100 + 50
+        pooled, observed = np.concatenate([a, b]), abs(a.mean() - b.mean())
+        gaps = [abs(pooled[list(i)].mean() - np.delete(pooled, list(i)).mean())
+                for i in itertools.combinations(range(n_a + n_b), n_a)]
+        assert permutation_p_value(a, b) == pytest.approx(np.mean([g >= observed - 1e-9 for g in gaps]))
+
+
+def test_score_row():
+    row = score_row("Pendulum-v1", "TD3", [1.0, 2.0, 6.0])
+    assert row == {"env": "Pendulum-v1", "variant": "TD3", "n_seeds": 3, "mean": 3.0,
+                   "std": pytest.approx(np.sqrt(7.0)), "ci_low": bootstrap_ci([1.0, 2.0, 6.0])[0],
+                   "ci_high": bootstrap_ci([1.0, 2.0, 6.0])[1]}
+
+
+def test_the_shipped_hopper_ablation_gives_the_numbers_the_course_quotes():
+    """Lesson 07 and the README quote TD3 - DDPG on Hopper-v5 (300,000 steps, 5 seeds each):
+    +703.2, interval [-61.6, +1391.2], p = 0.127; TD3-CDQ - TD3 -415.7, [-1110.2, +406.7], p = 0.464."""
+    rows = shipped.load("hopper_v5_variants.csv")
+    scores = {v: shipped.finals(rows, v, last_k=3) for v in ("TD3", "DDPG", "TD3-CDQ")}
+    for (a, b), (gap, low, high, p) in {("TD3", "DDPG"): ("+703.2", "-61.6", "+1391.2", "0.127"),
+                                        ("TD3-CDQ", "TD3"): ("-415.7", "-1110.2", "+406.7", "0.464")}.items():
+        interval = bootstrap_difference_ci(scores[a], scores[b])
+        assert f"{scores[a].mean() - scores[b].mean():+.1f}" == gap
+        assert [f"{x:+.1f}" for x in interval] == [low, high]
+        assert f"{permutation_p_value(scores[a], scores[b]):.3f}" == p
+
+
+def test_paired_permutation_p_value_counts_every_sign_flip():
+    # Differences +1, +2, +3: of the 8 sign flips, only all-plus and all-minus have |mean| >= 2.
+    assert paired_permutation_p_value([1, 2, 3], [0, 0, 0]) == pytest.approx(2 / 8)
+    # Differences +1, -1: every flip has |mean| 0 or 1 >= 0, so all 4 count.
+    assert paired_permutation_p_value([1, 0], [0, 1]) == 1.0
+    # Differences 3, 1: flips give |mean| 2, 1, 1, 2; the observed 2 is reached by 2 of 4.
+    assert paired_permutation_p_value([3, 1], [0, 0]) == pytest.approx(2 / 4)
+
+
+def test_paired_permutation_p_value_equals_a_count_by_hand():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=6), rng.normal(size=6)
+    d = a - b
+    count = 0
+    for flips in itertools.product((1, -1), repeat=6):
+        count += abs(np.mean(np.array(flips) * d)) >= abs(d.mean()) - 1e-12
+    assert paired_permutation_p_value(a, b) == pytest.approx(count / 64)
+    # Pairing matters: the same scores, unpaired, give another p.
+    assert paired_permutation_p_value(a, b) != pytest.approx(permutation_p_value(a, b))
+
+
+def test_paired_permutation_p_value_refuses_unequal_lists():
+    with pytest.raises(ValueError, match="two equal"):
+        paired_permutation_p_value([1, 2, 3], [1, 2])
