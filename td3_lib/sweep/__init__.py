@@ -45,13 +45,15 @@ from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SWITCHES, VARIANTS, SweepRu
                    open_sweep_dir, parse_overrides, parse_seeds, spec_difference, submission_order, sweep_spec,
                    variant_config)
 from .summary import RunRecord, SweepResult, load_sweep, read_summary, summarize
-from .tasks import LOCK_NAME, check_device, max_rss_mb, placement, ray_session, run_on_ray, start_local_ray
+from .tasks import (LOCK_NAME, LocalRayDidNotStart, check_device, max_rss_mb, placement, ray_session, run_here,
+                    run_on_ray, start_local_ray)
 
 __all__ = ["sweep", "VARIANTS", "SWITCHES", "variant_config", "parse_overrides", "parse_seeds", "sweep_spec",
            "spec_difference", "open_sweep_dir", "check_overrides", "grid", "submission_order", "SweepRun",
            "summarize", "load_sweep", "read_summary", "final_score", "mean_and_std", "score_row", "bootstrap_ci",
            "bootstrap_difference_ci", "permutation_p_value", "RunRecord",
            "SweepResult", "LAST_K", "DONE_NAME", "ERROR_NAME", "SPEC_NAME", "LOCK_NAME", "start_local_ray",
+           "LocalRayDidNotStart",
            "max_rss_mb"]
 
 
@@ -65,7 +67,8 @@ def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = N
     every run (on top of each environment's preset); ``steps`` replaces the preset budget.
     Finished runs in ``out_dir`` are skipped, unfinished ones resumed; a run that raises is
     reported in the result's ``failed`` while the others go on. ``address``: None starts a local
-    Ray; HOST:PORT or auto joins a cluster. ``probes`` are recorded in every run's history (as
+    Ray (should it not come up, the runs train in this process, one after another); HOST:PORT or
+    auto joins a cluster. ``probes`` are recorded in every run's history (as
     ``train``'s; module-level functions, so that Ray can send them to its workers). Writes
     summary.csv, summary.md and curves-ENV.png.
     """
@@ -80,13 +83,17 @@ def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = N
     open_sweep_dir(out_dir, spec)
     runs = grid(spec)
     todo = submission_order([r for r in runs if not (r.path(out_dir) / DONE_NAME).exists()], spec)
+    bar_settings = dict(total=len(runs), initial=len(runs) - len(todo), unit="run", desc="sweep",
+                        disable=not progress, dynamic_ncols=True)
     ray_start_s = 0.0
-    if todo:
-        with ray_session(address) as ray_start_s:
-            where = placement(device, gpus_per_run)
-            with progress_bar(total=len(runs), initial=len(runs) - len(todo), unit="run", desc="sweep",
-                              disable=not progress, dynamic_ncols=True) as bar:
-                run_on_ray(todo, spec, out_dir, where, bar, probes)
+    try:
+        if todo:
+            with ray_session(address) as ray_start_s, progress_bar(**bar_settings) as bar:
+                run_on_ray(todo, spec, out_dir, placement(device, gpus_per_run), bar, probes)
+    except LocalRayDidNotStart as e:  # raised before any run started: train them here instead
+        print(f"{e}\nTraining the {len(todo)} runs in this process, one after another, instead.")
+        with progress_bar(**bar_settings) as bar:
+            run_here(todo, spec, out_dir, device, bar, probes)
     result = summarize(out_dir, last_k)
     result.wall_s, result.ray_start_s = time.perf_counter() - started, ray_start_s
     return result
