@@ -223,6 +223,12 @@ def test_07_permutation_p():
             return count / len(splits)
     """, {
         "the stub": "def permutation_p(a, b):\n    return None",
+        "td3_lib's test called": "def permutation_p(a, b):\n    return permutation_p_value(a, b)",
+        "td3_lib's test called through its module": """
+            def permutation_p(a, b):
+                import td3_lib.stats
+                return float(td3_lib.stats.permutation_p_value(list(a), list(b)))
+        """,
         "one-sided": """
             def permutation_p(a, b):
                 pooled, n = np.concatenate([a, b]), len(a)
@@ -281,6 +287,15 @@ def test_08_critic_loss():
                 y = target_q.view(-1)
                 current_q1, current_q2 = agent.critic(batch.obs, batch.action)
                 return ((current_q1 - y) ** 2).mean() + ((current_q2 - y) ** 2).mean()
+        """,
+        "TD3's own loss called": """
+            def critic_loss(agent, batch, target_q):
+                return agent.critic_loss(batch.obs, batch.action, target_q)[0]
+        """,
+        "TD3's own loss called through the class": """
+            def critic_loss(agent, batch, target_q):
+                own = type(agent).critic_loss
+                return own(agent, batch.obs, batch.action, target_q)[0]
         """,
         "the target critic as current": """
             def critic_loss(agent, batch, target_q):
