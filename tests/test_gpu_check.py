@@ -81,8 +81,9 @@ def test_the_full_check_without_a_gpu_is_refused_in_one_line(tmp_path, gpu_check
 
 @pytest.mark.slow
 def test_smoke_check_runs_on_the_cpu_and_writes_its_report(tmp_path):
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--smoke", "--out", str(tmp_path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    # the check's own time budget is for GPU machines; here it only has to finish, however busy the CPU
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--smoke", "--budget-s", "3000", "--out", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((tmp_path / "gpu_check.json").read_text())
     assert report["smoke"] and not report["errors"]

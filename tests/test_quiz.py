@@ -65,6 +65,77 @@ def test_every_quiz_cell_names_a_sealed_question_and_no_answer(notebook):
 
 
 
+def quiz_cells(notebook: Path) -> list[tuple[int, str]]:
+    """(index, source) of every quiz cell of ``notebook``."""
+    cells = json.loads(notebook.read_text())["cells"]
+    return [(i, "".join(c["source"])) for i, c in enumerate(cells)
+            if c["cell_type"] == "code" and "check(" in "".join(c["source"])]
+
+
+def options(source: str) -> dict[str, str]:
+    """The options of a quiz cell, letter -> text, from its comment lines "# (a) ..." and their continuations."""
+    found, letter = {}, None
+    for line in source.splitlines():
+        start = re.match(r"#\s*\(([a-z])\)\s*(.*)", line)
+        if start:
+            letter = start.group(1)
+            found[letter] = start.group(2).strip()
+        elif line.startswith("#") and letter is not None:
+            found[letter] += " " + line.lstrip("#").strip()
+        elif not line.startswith("#"):
+            letter = None
+    return found
+
+
+def right_letter(question: str) -> str:
+    """The sealed right letter, found by trying each choice against its seal."""
+    entry = quiz.questions()[question]
+    return next(letter for letter in entry["choices"] if quiz.digest(question, letter) == entry["answer"])
+
+
+def every_quiz() -> list[tuple[Path, int, str, dict]]:
+    return [(notebook, index, re.search(r'check\("([^"]+)"', source).group(1), options(source))
+            for notebook in NOTEBOOKS for index, source in quiz_cells(notebook)]
+
+
+def test_each_quiz_cell_lists_the_sealed_choices():
+    for notebook, _, question, opts in every_quiz():
+        assert "".join(sorted(opts)) == quiz.questions()[question]["choices"], f"{notebook.name} {question}: {opts}"
+
+
+def test_the_right_option_is_rarely_the_unique_longest():
+    """With three options of any length, a learner who picks the longest should not do better than chance."""
+    quizzes = every_quiz()
+    longest = [question for _, _, question, opts in quizzes
+               if sorted(len(t) for t in opts.values())[-1] == len(opts[right_letter(question)])
+               and [len(t) for t in opts.values()].count(len(opts[right_letter(question)])) == 1]
+    assert len(longest) <= 0.4 * len(quizzes), f"{len(longest)} of {len(quizzes)}: {longest}"
+
+
+def stored_text(cell: dict) -> str:
+    return "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                   for o in cell.get("outputs", []))
+
+
+def shows(number: str, text: str) -> bool:
+    """Whether ``text`` prints ``number``, or a number one decimal finer that rounds to it (0.768 shows 0.77)."""
+    decimals = len(number.partition(".")[2])
+    return any(round(float(found), decimals) == float(number) for found in re.findall(r"\d+\.\d+|\d+", text)
+               if len(found.partition(".")[2]) in (decimals, decimals + 1))
+
+
+def test_no_numeric_answer_is_printed_before_its_quiz():
+    """A right option that is a number must not be readable in an output above the quiz."""
+    for notebook, index, question, opts in every_quiz():
+        answer = opts[right_letter(question)]
+        if not re.fullmatch(r"[-+−]?[\d.,]+(\s*(and|,)\s*[-+−]?[\d.,]+)*", answer):
+            continue
+        cells = json.loads(notebook.read_text())["cells"][:index]
+        for number in re.findall(r"\d+\.\d+|\d+", answer):
+            shown = [i for i, c in enumerate(cells) if shows(number, stored_text(c))]
+            assert not shown, f"{notebook.name} {question}: its answer {number} is printed in cell(s) {shown}"
+
+
 def test_every_module_imports_and_a_question_seals_without_fcntl(tmp_path):
     """Windows has no fcntl (nor resource): the lessons import there, and sealing a question works
     without its lock."""

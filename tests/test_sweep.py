@@ -1,6 +1,7 @@
 """Sweeps: the variants table, the grid's rules, and real sweeps on a local Ray with 2 CPUs
 (equal to train, a lost worker retried from its checkpoint, a killed driver restarted, failures kept)."""
 
+import importlib
 import json
 import os
 import socket
@@ -111,6 +112,26 @@ def test_a_sweep_saved_before_a_config_field_existed_resumes_while_the_field_kee
     (out / "sweep.json").write_text(json.dumps(saved))
     with pytest.raises(ValueError, match=r"the Pendulum-v1/DDPG config has cuda_graph=True there, False now"):
         open_sweep_dir(out, spec)
+
+
+def test_a_local_ray_that_does_not_start_leaves_the_runs_to_this_process(tmp_path, monkeypatch, capsys):
+    """On a machine too busy for Ray's helpers to come up, the sweep trains its runs here, one after
+    another, with the task Ray would run: the same histories as train, the thread count restored."""
+    pytest.importorskip("ray")
+    tasks = importlib.import_module("td3_lib.sweep.tasks")  # td3_lib.sweep is also the function
+
+    def busy(*args, **kwargs):
+        raise tasks.LocalRayDidNotStart("Ray did not start on this machine (timed out)")
+
+    monkeypatch.setattr(tasks, "start_local_ray", busy)
+    threads = torch.get_num_threads()
+    result = sweep(ENV, ["TD3", "DDPG"], [0], out_dir=tmp_path / "s", steps=STEPS, overrides=TINY,
+                   device="cpu", progress=False)
+    assert "Training the 2 runs in this process" in capsys.readouterr().out
+    assert not result.failed and len(result.finished) == 2 and torch.get_num_threads() == threads
+    direct = direct_histories(["TD3", "DDPG"], [0])
+    for run in result.finished:
+        assert comparable(run.history) == comparable(direct[run.variant, run.seed])
 
 
 # ---------------------------------------------------------------- a real local Ray

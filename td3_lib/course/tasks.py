@@ -42,6 +42,7 @@ from ..agent import TD3, soft_update
 from ..envs import opened_env
 from ..pretrained import load_pretrained
 from ..rollout import evaluation_episodes
+from ..targets import clipped_double_q
 from ..sweep.variants import VARIANTS, Variant, register, register_probe
 from .analysis import critic_probe, critic_values, returns_to_go
 
@@ -215,8 +216,7 @@ class LotteryBandProbe:
 
 def next_value(agent: TD3, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
     """The target critics' clipped double-Q value min(Q1', Q2')(s, a), one number per row."""
-    q1, q2 = agent.critic_target(obs, action)
-    return torch.minimum(q1, q2)[:, 0]
+    return clipped_double_q(*agent.critic_target(obs, action))[:, 0]
 
 
 # ------------------------------------------------------------------ lesson 08: two knobs

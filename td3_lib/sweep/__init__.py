@@ -47,7 +47,8 @@ from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, check_overrides, 
 from .variants import (PROBES, REGISTRY, SWITCHES, VARIANTS, Variant, get_probe, get_variant, register,
                        register_probe)
 from .summary import RunRecord, SweepResult, load_sweep, read_summary, summarize
-from .tasks import LOCK_NAME, check_device, max_rss_mb, placement, ray_session, run_on_ray, start_local_ray
+from .tasks import (LOCK_NAME, LocalRayDidNotStart, check_device, max_rss_mb, placement, ray_session, run_here,
+                    run_on_ray, start_local_ray)
 
 __all__ = ["sweep", "VARIANTS", "SWITCHES", "Variant", "REGISTRY", "PROBES", "register", "register_probe",
            "get_variant", "get_probe", "variant_config", "parse_overrides", "parse_seeds", "sweep_spec",
@@ -55,6 +56,7 @@ __all__ = ["sweep", "VARIANTS", "SWITCHES", "Variant", "REGISTRY", "PROBES", "re
            "summarize", "load_sweep", "read_summary", "final_score", "mean_and_std", "score_row", "bootstrap_ci",
            "bootstrap_difference_ci", "permutation_p_value", "RunRecord",
            "SweepResult", "LAST_K", "DONE_NAME", "ERROR_NAME", "SPEC_NAME", "LOCK_NAME", "start_local_ray",
+           "LocalRayDidNotStart",
            "max_rss_mb"]
 
 
@@ -69,10 +71,11 @@ def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = N
     ``preset(env_id, settings)``: ``"course"`` or ``"paper"``); ``steps`` replaces the preset budget.
     Finished runs in ``out_dir`` are skipped, unfinished ones resumed; a run that raises is
     reported in the result's ``failed`` while the others go on. ``only`` (SweepRun cells of the
-    grid) trains just those. ``address``: None starts a local Ray; HOST:PORT or auto joins a
-    cluster. ``probes`` (probes or registered names) are recorded in every run's history (as
-    ``train``'s; module-level functions, so that Ray can send them to its workers), beside each
-    variant's own. Writes summary.csv, summary.md and curves-ENV.png.
+    grid) trains just those. ``address``: None starts a local Ray (should it not come up, the runs
+    train in this process, one after another); HOST:PORT or auto joins a cluster. ``probes``
+    (probes or registered names) are recorded in every run's history (as ``train``'s; module-level
+    functions, so that Ray can send them to its workers), beside each variant's own. Writes
+    summary.csv, summary.md and curves-ENV.png.
     """
     from ..envs import make_env
 
@@ -87,13 +90,17 @@ def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = N
     runs = grid(spec)
     wanted = runs if only is None else [r for r in runs if r in set(only)]
     todo = submission_order([r for r in wanted if not (r.path(out_dir) / DONE_NAME).exists()], spec)
+    bar_settings = dict(total=len(wanted), initial=len(wanted) - len(todo), unit="run", desc="sweep",
+                        disable=not progress, dynamic_ncols=True)
     ray_start_s = 0.0
-    if todo:
-        with ray_session(address) as ray_start_s:
-            where = placement(device, gpus_per_run)
-            with progress_bar(total=len(wanted), initial=len(wanted) - len(todo), unit="run", desc="sweep",
-                              disable=not progress, dynamic_ncols=True) as bar:
-                run_on_ray(todo, spec, out_dir, where, bar, probes)
+    try:
+        if todo:
+            with ray_session(address) as ray_start_s, progress_bar(**bar_settings) as bar:
+                run_on_ray(todo, spec, out_dir, placement(device, gpus_per_run), bar, probes)
+    except LocalRayDidNotStart as e:  # raised before any run started: train them here instead
+        print(f"{e}\nTraining the {len(todo)} runs in this process, one after another, instead.")
+        with progress_bar(**bar_settings) as bar:
+            run_here(todo, spec, out_dir, device, bar, probes)
     result = summarize(out_dir, last_k)
     result.wall_s, result.ray_start_s = time.perf_counter() - started, ray_start_s
     return result

@@ -170,6 +170,11 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
                               "there with `ray start --head`, or check the address.") from None
 
 
+class LocalRayDidNotStart(ConnectionError):
+    """A local Ray that did not come up (on a machine too busy for its helper processes to start in
+    time); ``sweep`` then trains the runs in its own process, one after another."""
+
+
 def start_local_ray(num_cpus: int | None = None, attempts: int = 2) -> None:
     """Start Ray on this machine (all its cores unless ``num_cpus``), quietly, without the dashboard.
 
@@ -179,14 +184,17 @@ def start_local_ray(num_cpus: int | None = None, attempts: int = 2) -> None:
     ray = import_ray()
     for attempt in range(1, attempts + 1):
         try:
+            # Ray's own start-up complaints (log paths of a failed start) stay out of the output:
+            # a failed start is reported below in one line.
             ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
-                     logging_level=logging.ERROR)
+                     logging_level=logging.CRITICAL)
+            logging.getLogger("ray").setLevel(logging.ERROR)
             return
         except Exception as e:  # Ray raises a bare Exception when its node does not come up
             ray.shutdown()
             if attempt == attempts:
-                raise ConnectionError(f"Ray did not start on this machine ({str(e).splitlines()[0]}); "
-                                      "if the machine is busy, try again when it is not.") from None
+                raise LocalRayDidNotStart(f"Ray did not start on this machine ({str(e).splitlines()[0]}); "
+                                          "if the machine is busy, try again when it is not.") from None
 
 
 @contextlib.contextmanager
@@ -273,4 +281,18 @@ def run_on_ray(todo: list[SweepRun], spec: dict, out_dir: Path, where: Placement
                          "running": sum(is_running(r.path(out_dir)) for r in pending.values())},
                         refresh=False)
         bar.update(len(ready))
+    return outcomes
+
+
+def run_here(todo: list[SweepRun], spec: dict, out_dir: Path, device: str, bar, probes=()) -> dict:
+    """Every run in this process, one after another, with the task Ray would run (``train_run``):
+    the same run directories, checkpoints and results. The process's torch thread count is restored."""
+    threads, out_path, outcomes = torch.get_num_threads(), str(Path(out_dir).resolve()), {}
+    try:
+        for run in todo:
+            outcomes[run] = train_run(run.env_id, get_variant(run.variant), run.seed,
+                                      spec["configs"][f"{run.env_id}/{run.variant}"], out_path, device, tuple(probes))
+            bar.update(1)
+    finally:
+        torch.set_num_threads(threads)
     return outcomes
