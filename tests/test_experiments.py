@@ -54,7 +54,7 @@ def history(seed: int, steps=(500, 1000)) -> list[dict]:
 
 def test_every_script_is_a_specification_of_registered_variants_and_probes_each_sweep_defined_once():
     sweeps, files = {}, []
-    for name in ("lesson_results", "smoothing", "target_networks", "critic_shape_bug"):
+    for name in ("lesson_results", "smoothing", "target_networks", "critic_shape_bug", "delay"):
         for experiment in script(name).EXPERIMENTS.values():
             files.append(experiment.file)
             for take in experiment.takes:

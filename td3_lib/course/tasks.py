@@ -10,6 +10,9 @@ Tasks (gymnasium environments, registered as ids)
 Variants (``td3_lib.sweep.register``)
     ``fixed policy``, ``fixed Hopper-v5 policy``  lesson 05: ``FixedPolicyTD3``, TD3 whose actor is the
                        shipped trained one of Pendulum-v1 (of Hopper-v5) and never moves
+    ``delay probe, targets every 1``, ``... every 2``  lesson 05: ``ProbedTD3`` (``course/delay.py``), TD3
+                       whose target networks move every 1 (2) critic updates whatever ``policy_freq`` is,
+                       measuring the critic just after and just before each probed actor step
     lesson 08's pitfalls by their names (``Q1 loss twice``, ...): registered with ``PITFALLS``
                        (``course/pitfalls.py``), which importing this module imports
 
@@ -21,6 +24,8 @@ Probes (``td3_lib.sweep.register_probe``; ``train(probes=...)``)
     ``Pendulum-v1 value``, ``Pendulum-v1 true value``  lesson 05's Figure 3: the critic's value of 32 fixed
                        Pendulum states at each evaluation, the actor's true value there every 1,000 steps
     ``Hopper-v5 value``, ``Hopper-v5 true value``      the same on 32 Hopper-v5 start states, true value every 10,000
+    ``delay``          ``course.delay.delay_probe``: the means of a ``ProbedTD3``'s measurements since the
+                       previous evaluation (registered with the delay variants, which record it themselves)
 
 Adding a task: write its environment (a ``gymnasium.Env``) and register its id below, register its
 variants (``Variant``: switches, agent class, environment factory, probes) and probes, then name
@@ -351,4 +356,4 @@ register_probe("Pendulum-v1 true value", TrueValue(_pendulum, every=1_000))
 register_probe("Hopper-v5 value", StatesValue(_hopper))
 register_probe("Hopper-v5 true value", TrueValue(_hopper, every=10_000))
 
-from . import pitfalls  # noqa: E402,F401  (last: pitfalls.py imports TwoKnobs from here, then registers its own)
+from . import delay, pitfalls  # noqa: E402,F401  (last: pitfalls.py imports TwoKnobs from here; each registers its own)

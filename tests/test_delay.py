@@ -1,0 +1,122 @@
+"""Lesson 05's delay probe (``td3_lib.course.delay``): the vectorised dynamics are Pendulum-v1's, the
+true value is a rollout's discounted return, the measures and the probe's means are their explicit
+forms, probing changes no bit of TD3's training, and the variants are registered for the sweep."""
+
+import dataclasses
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from td3_lib import TD3, TD3Config, train
+from td3_lib.course import delay
+from td3_lib.course.delay import (ActorTruth, ProbedTD3TargetsEvery1, ProbedTD3TargetsEvery2, critic_measures,
+                                  delay_probe, fixed_states, observation, pendulum_step, true_q, window_means)
+from td3_lib.sweep import get_probe, get_variant
+
+RUN = TD3Config(hidden_sizes=(32, 32), start_timesteps=300, total_steps=600, eval_freq=200, eval_episodes=1,
+                batch_size=64, discount=0.98)
+"""300 updates: probes at updates 100, 200 and 300."""
+
+
+def gym_pendulums(states):
+    envs = [gym.make("Pendulum-v1").unwrapped for _ in states]
+    for env, state in zip(envs, states):
+        env.reset(seed=0)
+        env.state = np.array(state, dtype=np.float64)
+    return envs
+
+
+def test_pendulum_step_is_gymnasiums_step():
+    """300 steps of random torques in [-2.5, 2.5] (clipped to +-2) from 10 of the fixed states, each step
+    from the same state (gymnasium computes the torque's term in float32, so long trajectories drift apart
+    by a few 1e-7 and then grow apart: the dynamics are chaotic)."""
+    states, rng = fixed_states()[:10], np.random.default_rng(1)
+    envs = gym_pendulums(states)
+    for _ in range(300):
+        u = rng.uniform(-2.5, 2.5, len(states)).astype(np.float32)  # gymnasium receives float32 actions
+        for env, state in zip(envs, states):
+            env.state = state.copy()
+        steps = [env.step(np.array([a])) for env, a in zip(envs, u)]
+        states, reward = pendulum_step(states, u.astype(np.float64))
+        np.testing.assert_allclose(states, np.stack([env.state for env in envs]), rtol=0, atol=1e-6)
+        np.testing.assert_allclose(observation(states), np.stack([s[0] for s in steps]), rtol=0, atol=1e-6)
+        np.testing.assert_allclose(reward, [s[1] for s in steps], rtol=1e-6, atol=1e-6)
+
+
+def test_true_q_is_the_discounted_return_of_a_rollout():
+    torch.manual_seed(0)
+    actor = torch.nn.Sequential(torch.nn.Linear(3, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1), torch.nn.Tanh())
+    states, first = fixed_states()[:6], np.linspace(-2.0, 2.0, 6)
+    envs, expected = gym_pendulums(states), np.zeros(6)
+    for t in range(40):
+        for i, env in enumerate(envs):
+            if t == 0:
+                u = np.float32(first[i])
+            else:
+                with torch.no_grad():
+                    u = actor(torch.as_tensor(observation(env.state[None]))).numpy()[0, 0]
+            expected[i] += 0.98 ** t * env.step(np.array([u]))[1]
+    np.testing.assert_allclose(true_q(actor, states, first, 0.98, horizon=40), expected, rtol=1e-5)
+
+
+def test_critic_measures_are_their_explicit_forms():
+    truth = ActorTruth(it=100, action=torch.zeros(4, 1), q=np.array([-10.0, -20.0, -30.0, -40.0]),
+                       grad=np.array([1.0, -1.0, 2.0, -0.5]), reward=np.zeros(4), next_obs=torch.zeros(4, 3))
+    q1, grad, y = np.array([-8.0, -25.0, -30.0, -35.0]), np.array([0.5, 1.0, 3.0, -1.0]), np.array([-9.0, -24.0, -31.0, -35.0])
+    assert critic_measures(q1, grad, y, truth) == {"q_error": (2 + 5 + 0 + 5) / 4, "q_bias": (2 - 5 + 0 + 5) / 4,
+                                                   "td_error": (1 + 1 + 1 + 0) / 4, "grad_agree": 3 / 4,
+                                                   "true_value": -25.0}
+
+
+def test_the_probe_reports_the_means_since_the_last_evaluation_and_clears_them():
+    m = [{"it": 100, "k": 0, "q_error": 5.0, "q_bias": 1.0, "td_error": 0.5, "grad_agree": 0.5, "true_value": -100.0},
+         {"it": 100, "k": 2, "q_error": 4.0, "q_bias": 2.0, "td_error": 0.3, "grad_agree": 0.25, "true_value": -100.0},
+         {"it": 200, "k": 0, "q_error": 7.0, "q_bias": -1.0, "td_error": 0.7, "grad_agree": 1.0, "true_value": -90.0},
+         {"it": 200, "k": 2, "q_error": 6.0, "q_bias": 4.0, "td_error": 0.1, "grad_agree": 0.75, "true_value": -90.0},
+         {"it": 300, "k": 0, "q_error": 9.0, "q_bias": 0.0, "td_error": 0.2, "grad_agree": 0.0, "true_value": -80.0}]
+    agent = type("Agent", (), {"measurements": list(m), "config": TD3Config(policy_freq=2)})()
+    assert delay_probe(agent) == {"q_error_before": 5.0, "q_error_after": 7.0, "q_bias_before": 3.0,
+                                  "td_error_before": pytest.approx(0.2), "grad_agree_before": 0.5, "true_value": -90.0}
+    assert agent.measurements == [] and delay_probe(agent) == {}
+    assert window_means(m, 1) == {"q_error_after": 7.0, "true_value": -90.0}  # no k = 1 measured
+
+
+def trained(agent, policy_freq):
+    config = dataclasses.replace(RUN, policy_freq=policy_freq)
+    return train("Pendulum-v1", config, agent=agent, seed=0, device="cpu", progress=False)
+
+
+def same_training(a, b) -> bool:
+    strip = [[{k: "nan" if v != v else v for k, v in h.items() if k != "wall_s"} for h in r.history]
+             for r in (a, b)]  # the first rows' train_return and critic_loss are nan, which equals nothing
+    return strip[0] == strip[1] and all(
+        torch.equal(x, y) for net in ("actor", "critic", "actor_target", "critic_target")
+        for x, y in zip(getattr(a.agent, net).state_dict().values(), getattr(b.agent, net).state_dict().values()))
+
+
+@pytest.mark.parametrize("policy_freq, agent", [(1, ProbedTD3TargetsEvery1), (2, ProbedTD3TargetsEvery2)])
+def test_probing_with_target_freq_equal_to_policy_freq_trains_as_td3_bit_for_bit(policy_freq, agent):
+    probed = trained(agent, policy_freq)
+    assert same_training(trained(TD3, policy_freq), probed)
+    assert [(m["it"], m["k"]) for m in probed.agent.measurements] == [
+        (100, 0), (100, policy_freq), (200, 0), (200, policy_freq), (300, 0)]
+
+
+def test_the_other_target_freq_changes_training():
+    """actor/2: the actor every 2 updates, the targets at every one: not TD3's run."""
+    assert not same_training(trained(TD3, 2), trained(ProbedTD3TargetsEvery1, 2))
+
+
+def test_a_delay_the_probe_cannot_measure_is_refused():
+    with pytest.raises(ValueError, match="policy_freq=3: the delay probe needs a divisor of 100"):
+        ProbedTD3TargetsEvery2(3, [-2.0], [2.0], dataclasses.replace(RUN, policy_freq=3))
+
+
+def test_the_variants_and_the_probe_are_registered_for_the_sweep():
+    for target_freq, agent in ((1, ProbedTD3TargetsEvery1), (2, ProbedTD3TargetsEvery2)):
+        variant = get_variant(f"delay probe, targets every {target_freq}")
+        assert variant.agent is agent and agent.target_freq == target_freq and variant.probes == (delay_probe,)
+        assert variant.switches == get_variant("TD3").switches
+    assert get_probe("delay") is delay_probe and delay.PROBE_EVERY == 100
