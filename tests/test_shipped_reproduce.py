@@ -3,7 +3,7 @@ trained again here exactly as the sweep trains them (the variant's config, its p
 thread), equal the rows of their CSV to the CSV's rounding.
 
 The runs are seed 3 of TD3 and TD3 - TPS in smoothing_pendulum.csv, the sweep ``PENDULUM``'s runs
-(seed 3 is the TD3 run lessons 01, 02, 03 and 07 point at). The first 3,000 steps are the 1,000 random
+(pendulum_variants.csv, made by older code, differs from them from step 1,500 on). The first 3,000 steps are the 1,000 random
 steps and 2,000 updates: six evaluations, each with the critic's probe. Float results can differ in
 their last bits on another CPU (the manifest records the one that made each result); on the machine
 that made a result, they are the same."""
