@@ -194,14 +194,22 @@ class TD3:
         return -self.critic.q1(obs, self.actor(obs), frozen=True).float().mean()
 
     def actor_step(self, batch: Batch):
-        """The delayed step: one gradient step of the actor, then both soft target updates."""
+        """The delayed step: one gradient step of the actor (7), then both soft target updates (8)."""
+        actor_loss = self.policy_step(batch)
+        self.update_targets()
+        return actor_loss
+
+    def policy_step(self, batch: Batch):
+        """(7): one gradient step of the actor along dQ1/da; returns its loss."""
         actor_loss = self.actor_loss(batch.obs)
         self.actor_optimizer.zero_grad(set_to_none=True)
         actor_loss.backward()
         self.actor_optimizer.step()
-        # Both target networks in one fused lerp.
-        soft_update((self.critic, self.actor), (self.critic_target, self.actor_target), self.config.tau)
         return actor_loss
+
+    def update_targets(self) -> None:
+        """(8): theta' <- tau theta + (1 - tau) theta' for both target networks, in one fused lerp."""
+        soft_update((self.critic, self.actor), (self.critic_target, self.actor_target), self.config.tau)
 
     # ---------------------------------------------------------- saving/loading
     def state_dict(self, actor_only: bool = False, env_id: str | None = None) -> dict:

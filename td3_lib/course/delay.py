@@ -43,7 +43,7 @@ import dataclasses
 import numpy as np
 import torch
 
-from ..agent import TD3, soft_update
+from ..agent import TD3
 from ..sweep.variants import VARIANTS, Variant, register, register_probe
 
 PROBE_EVERY = 100  # critic updates between probes (a multiple of every delay used)
@@ -159,19 +159,11 @@ class ProbedTD3(TD3):
         if actor_due:
             metrics["actor_loss"] = self.policy_step(batch).detach()
         if self.total_it % self.target_freq == 0:
-            soft_update((self.critic, self.actor), (self.critic_target, self.actor_target), self.config.tau)
+            self.update_targets()
         if actor_due and self.total_it % PROBE_EVERY == 0:  # right after it: k = 0
             self.truth = actor_truth(cpu_copy(self.actor), self.states, self.config.discount, self.total_it)
             self.record(0)
         return metrics
-
-    def policy_step(self, batch):
-        """The actor's gradient step alone (``TD3.actor_step`` also moves the targets)."""
-        actor_loss = self.actor_loss(batch.obs)
-        self.actor_optimizer.zero_grad(set_to_none=True)
-        actor_loss.backward()
-        self.actor_optimizer.step()
-        return actor_loss
 
     def target_y(self) -> np.ndarray:
         """y = r + discount * min(Q1', Q2')(s', pi'(s')) at a = pi(s) on the fixed states, noise-free."""

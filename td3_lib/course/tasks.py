@@ -38,7 +38,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ..agent import TD3, soft_update
+from ..agent import TD3
 from ..envs import opened_env
 from ..pretrained import load_pretrained
 from ..rollout import evaluation_episodes
@@ -256,8 +256,8 @@ class FixedPolicyTD3(TD3):
         self.actor.load_state_dict(trained.actor.state_dict())
         self.actor_target.load_state_dict(trained.actor.state_dict())
 
-    def actor_step(self, batch):
-        soft_update((self.critic, self.actor), (self.critic_target, self.actor_target), self.config.tau)
+    def policy_step(self, batch):
+        """No actor step: the policy stays fixed (its loss is still reported); the targets still move."""
         with torch.no_grad():
             return self.actor_loss(batch.obs)
 

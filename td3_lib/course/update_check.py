@@ -11,7 +11,7 @@ the wrong network at the wrong time, however small the move.
 
 While the learner's function runs, a profile hook watches for the agent's own
 update steps (``update``, ``target_q``, ``critic_loss``, ``critic_step``,
-``actor_loss``, ``actor_step``): a call into one of them, on the agent, through
+``actor_loss``, ``policy_step``, ``update_targets``, ``actor_step``): a call into one of them, on the agent, through
 the class (``TD3.target_q(agent, batch)``) or through a reference saved earlier
 (``tq = TD3.target_q``), is seen by its code object, and the check fails, so it
 cannot be passed by delegating to them. Nothing in ``TD3`` is patched. The pure functions of
@@ -47,7 +47,7 @@ from ..config import TD3Config
 from .reference import td3_update as answer_key
 
 STEP_METHODS = {"update": "(2)-(8)", "target_q": "(3)-(4)", "critic_loss": "(5)", "critic_step": "(5)",
-                "actor_loss": "(7)", "actor_step": "(7)-(8)"}
+                "actor_loss": "(7)", "policy_step": "(7)", "update_targets": "(8)", "actor_step": "(7)-(8)"}
 """TD3's update steps, which the learner's function must not call, and the steps each one does."""
 STEP_CODES = {getattr(TD3, name).__code__: name for name in STEP_METHODS}
 """The steps' code objects: a call to one is seen however the function was reached."""
