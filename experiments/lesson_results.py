@@ -1,8 +1,8 @@
-"""The full-budget experiments behind lessons 02-08, over seeds, shipped in td3_lib/course/results/.
+"""The full-budget experiments behind lessons 01-08, over seeds, shipped in td3_lib/course/results/.
 
-    python experiments/lesson_results.py pendulum      # lessons 02-05 and 07 on Pendulum-v1
+    python experiments/lesson_results.py pendulum      # lessons 01-03 and 07 on Pendulum-v1
     python experiments/lesson_results.py pitfalls      # lesson 08's pitfalls on Pendulum-v1
-    python experiments/lesson_results.py hopper-v5     # lessons 02, 03, 04 and 07 on MuJoCo's Hopper-v5
+    python experiments/lesson_results.py hopper-v5     # lessons 02, 03, 04, 06 and 07 on MuJoCo's Hopper-v5
     python experiments/lesson_results.py hopper-v5-1m  # TD3 and DDPG on Hopper-v5 at the paper's 1M steps
 
 Every run is an ordinary ``train`` run of a sweep (``td3_lib.sweep``) whose history holds, at each
@@ -47,12 +47,12 @@ PITFALL_SWEEP = Sweep("pitfalls-0", ("Pendulum-v1",), PITFALL_RUNS, SEEDS, overr
                       probes=("critic",))
 
 EXPERIMENTS = {
-    "pendulum": Experiment("pendulum_variants.csv", "02 03 04 05 07", "Pendulum-v1", FIELDS,
+    "pendulum": Experiment("pendulum_variants.csv", "01 02 03 07", "Pendulum-v1", FIELDS,
                            tuple(Take(PENDULUM, v) for v in PENDULUM.variants) + (Take(PENDULUM_D5, "TD3", "TD3 (d=5)"),)),
     "pitfalls": Experiment("pitfalls_pendulum.csv", "08", "Pendulum-v1", FIELDS,
                            tuple(Take(PITFALL_SWEEP, name) for name in PITFALL_RUNS)
                            + (Take(PENDULUM, "TD3", "TD3 (correct)"),)),
-    "hopper-v5": Experiment("hopper_v5_variants.csv", "02 03 04 07", "Hopper-v5", FIELDS,
+    "hopper-v5": Experiment("hopper_v5_variants.csv", "02 03 04 06 07", "Hopper-v5", FIELDS,
                             tuple(Take(s, v) for s in HOPPER_V5 for v in s.variants)),
     "hopper-v5-1m": Experiment("hopper_v5_1m.csv", "02 03 07", "Hopper-v5", FIELDS,
                                tuple(Take(HOPPER_V5_1M, v) for v in HOPPER_V5_1M.variants)),

@@ -1,6 +1,7 @@
 """The experiments: the scripts as specifications (each sweep defined once), the runner's rows, restore and
 collect, the provenance a result records, and run directories as earlier code wrote them."""
 
+import csv
 import importlib.util
 import json
 from pathlib import Path
@@ -70,10 +71,18 @@ def test_every_script_is_a_specification_of_registered_variants_and_probes_each_
     assert sum(path.read_text().count("\n") for path in SCRIPTS.glob("*.py")) < 250
 
 
-def test_the_recorded_command_leaves_out_only_what_decides_which_runs_train_here():
-    argv = ["hopper-v5", "--restore", "old.csv", "--collect", "--restore=x.csv", "--out", "o", "--seeds", "0,1"]
+def test_the_recorded_command_leaves_out_only_what_decides_which_runs_train_here_and_where():
+    argv = ["hopper-v5", "--restore", "old.csv", "--collect", "--restore=x.csv", "--out", "/home/me/o", "--seeds",
+            "0,1", "--root=/data/runs", "--root", "r", "--jobs", "1"]
     assert runner.command_line("experiments/lesson_results.py", argv) == \
-        "python experiments/lesson_results.py hopper-v5 --out o --seeds 0,1"
+        "python experiments/lesson_results.py hopper-v5 --seeds 0,1 --jobs 1"
+
+
+def test_every_shipped_command_runs_from_the_repository_on_any_machine():
+    for entry in json.loads((results_dir() / "manifest.json").read_text()):
+        words = entry["command"].split()
+        assert words[:2] == ["python", f"experiments/{words[1].split('/')[-1]}"], entry["file"]
+        assert not any(w.startswith(("/", "~")) or w in ("--root", "--out") for w in words), entry["command"]
 
 
 def test_rows_are_labelled_rounded_and_in_the_experiments_order(tmp_path):
@@ -167,3 +176,49 @@ def test_seeds_pick_among_each_sweeps_own_seeds_and_a_directory_made_with_fewer_
     open_sweep_dir(args.root / sweeps[0].dir, sweep_spec(sweeps[0].envs, sweeps[0].variants, [0], {}, sweeps[0].steps,
                                                          probes=sweeps[0].probes))
     assert runner.held_seeds(sweeps[0], args.root) == [0] and runner.saved_spec(sweeps[0], args) is not None
+
+
+def shipped_takes() -> dict:
+    """(sweep dir, variant) -> [(file, label)] for every take of every shipped result."""
+    held = {}
+    for name in ("lesson_results", "smoothing", "target_networks", "critic_shape_bug", "delay"):
+        for experiment in script(name).EXPERIMENTS.values():
+            if (results_dir() / experiment.file).exists():
+                for take in experiment.takes:
+                    held.setdefault((take.sweep.dir, take.variant), []).append((experiment.file, take.name))
+    return held
+
+
+def shipped_run(file: str, label: str) -> dict:
+    """A take's rows in a shipped CSV, by (seed, step), without the label."""
+    with open(results_dir() / file, newline="") as f:
+        return {(r["seed"], r["step"]): {k: v for k, v in r.items() if k != "variant"}
+                for r in csv.DictReader(f) if r["variant"] == label}
+
+
+def test_results_that_take_the_same_runs_hold_the_same_values():
+    """One configuration and seed is one run: where two shipped files take a sweep's variant, every
+    evaluation both hold agrees in every column both have (pendulum_variants, smoothing_pendulum and
+    pitfalls_pendulum's TD3 (correct) are the runs of one sweep)."""
+    shared = {key: takes for key, takes in shipped_takes().items() if len(takes) > 1}
+    assert ("pendulum-0", "TD3") in shared
+    for key, ((file, label), *others) in shared.items():
+        first = shipped_run(file, label)
+        assert first, (file, label)
+        for other_file, other_label in others:
+            other = shipped_run(other_file, other_label)
+            assert other.keys() == first.keys(), (key, file, other_file)
+            for at, row in other.items():
+                common = row.keys() & first[at].keys()
+                assert {k: row[k] for k in common} == {k: first[at][k] for k in common}, (key, other_file, at)
+
+
+def test_each_shipped_result_names_the_lessons_that_read_it():
+    """The manifest's ``lesson`` (written from the experiment's) lists exactly the notebooks that load the file."""
+    notebooks = sorted(SCRIPTS.parent.glob("notebooks/[0-9][0-9]_*.ipynb"))
+    for name in ("lesson_results", "smoothing", "target_networks", "critic_shape_bug", "delay"):
+        for experiment in script(name).EXPERIMENTS.values():
+            if not (results_dir() / experiment.file).exists():
+                continue
+            readers = " ".join(nb.name[:2] for nb in notebooks if f'"{experiment.file}' in nb.read_text())
+            assert experiment.lesson == readers == shipped_entry(experiment.file)["lesson"], experiment.file

@@ -2,11 +2,12 @@
 trained again here exactly as the sweep trains them (the variant's config, its probes, one torch
 thread), equal the rows of their CSV to the CSV's rounding.
 
-The runs are seed 3 of TD3 and TD3 - TPS in smoothing_pendulum.csv, the sweep ``PENDULUM``'s runs
-(pendulum_variants.csv, made by older code, differs from them from step 1,500 on). The first 3,000 steps are the 1,000 random
-steps and 2,000 updates: six evaluations, each with the critic's probe. Float results can differ in
-their last bits on another CPU (the manifest records the one that made each result); on the machine
-that made a result, they are the same."""
+The runs are seed 3 of TD3 and of DDPG (AHE) in pendulum_variants.csv, the sweep ``PENDULUM``'s runs,
+which smoothing_pendulum.csv and pitfalls_pendulum.csv share (tests/test_experiments.py checks that
+they hold the same values). The first 3,000 steps are the 1,000 random steps and 2,000 updates: six
+evaluations, each with the critic's probe. Float results can differ in their last bits on another CPU
+(the manifest records the one that made each result); on the machine that made a result, they are
+the same."""
 
 import pytest
 
@@ -18,7 +19,7 @@ from td3_lib.sweep.tasks import train_variant
 from td3_lib.sweep.variants import get_probe, get_variant
 
 STEPS = 3_000
-RESULT = "smoothing_pendulum.csv"
+RESULT = "pendulum_variants.csv"
 COLUMNS = ("eval_mean", "eval_std", "q_estimate", "q_true", "q_roughness", "q_peak")
 
 
@@ -34,7 +35,7 @@ def retrained(variant: str, seed: int, run_dir) -> list[dict]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", ["TD3", "TD3-TPS"])
+@pytest.mark.parametrize("variant", ["TD3", "DDPG"])
 def test_the_first_evaluations_of_a_shipped_pendulum_run_are_trained_again_exactly(variant, tmp_path):
     seed = 3
     rows = [r for r in shipped.histories(shipped.load(RESULT), variant)[seed] if r["step"] <= STEPS]

@@ -330,12 +330,13 @@ def options(doc: str, experiments: dict) -> argparse.ArgumentParser:
 
 def command_line(script: str, argv: list[str]) -> str:
     """The command that makes the result: this one, less ``--collect`` and ``--restore CSV`` (which only
-    decide which runs are trained here)."""
+    decide which runs are trained here) and ``--root DIR`` and ``--out DIR`` (where this machine keeps
+    them: the result is the same in the default folders)."""
     kept, rest = [], iter(argv)
     for arg in rest:
-        if arg == "--restore":
+        if arg in ("--restore", "--root", "--out"):
             next(rest, None)
-        elif arg != "--collect" and not arg.startswith("--restore="):
+        elif arg != "--collect" and not arg.startswith(("--restore=", "--root=", "--out=")):
             kept.append(arg)
     return shlex.join(["python", script, *kept])
 
