@@ -3,6 +3,7 @@ collect, the provenance a result records, and run directories as earlier code wr
 
 import csv
 import importlib.util
+import itertools
 import json
 from pathlib import Path
 
@@ -222,3 +223,29 @@ def test_each_shipped_result_names_the_lessons_that_read_it():
                 continue
             readers = " ".join(nb.name[:2] for nb in notebooks if f'"{experiment.file}' in nb.read_text())
             assert experiment.lesson == readers == shipped_entry(experiment.file)["lesson"], experiment.file
+
+
+EVALUATION_ONLY = ("eval_freq",)
+"""Settings that decide when a run is evaluated, not how it trains (an evaluation uses its own
+environment and draws nothing from the training's random streams)."""
+
+
+def test_a_run_is_the_same_run_in_every_result_that_evaluates_it_on_another_schedule():
+    """Takes of one variant in sweeps that differ only in when they evaluate (and in their probes) are
+    one run: where two shipped files evaluate it at the same step, the returns agree to the coarser
+    file's rounding (critic_shape_bug.csv's correct TD3 is pendulum_variants.csv's TD3, evaluated every
+    2,500 steps instead of every 500)."""
+    groups = {}
+    for (sweep_dir, variant), takes in shipped_takes().items():
+        sweep_ = next(t.sweep for name in ("lesson_results", "smoothing", "target_networks", "critic_shape_bug", "delay")
+                      for e in script(name).EXPERIMENTS.values() for t in e.takes if t.sweep.dir == sweep_dir)
+        training = tuple(sorted((k, v) for k, v in sweep_.overrides.items() if k not in EVALUATION_ONLY))
+        groups.setdefault((sweep_.envs, variant, sweep_.steps, training), []).append(takes[0])
+    compared = 0
+    for key, takes in groups.items():
+        for (file_a, label_a), (file_b, label_b) in itertools.combinations(takes, 2):
+            a, b = shipped_run(file_a, label_a), shipped_run(file_b, label_b)
+            for at in a.keys() & b.keys():
+                assert float(a[at]["eval_mean"]) == pytest.approx(float(b[at]["eval_mean"]), abs=1e-3), (key, at)
+                compared += 1
+    assert compared >= 5 * 6  # critic_shape_bug's correct TD3: 5 seeds, evaluations at 2,500 ... 15,000
