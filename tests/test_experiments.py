@@ -33,6 +33,12 @@ def script(name: str):
     return module
 
 
+def every_experiment():
+    """Every experiment of every script in experiments/, script by script in name order."""
+    for path in sorted(SCRIPTS.glob("*.py")):
+        yield from script(path.stem).EXPERIMENTS.values()
+
+
 def args_for(tmp_path, *argv, experiments=None):
     return runner.options("doc", experiments or {"a": None, "b": None}).parse_args(
         ["a", "--root", str(tmp_path / "root"), "--out", str(tmp_path / "out"), *argv])
@@ -56,15 +62,14 @@ def history(seed: int, steps=(500, 1000)) -> list[dict]:
 
 def test_every_script_is_a_specification_of_registered_variants_and_probes_each_sweep_defined_once():
     sweeps, files = {}, []
-    for name in ("lesson_results", "smoothing", "target_networks", "critic_shape_bug", "delay"):
-        for experiment in script(name).EXPERIMENTS.values():
-            files.append(experiment.file)
-            for take in experiment.takes:
-                assert take.variant in take.sweep.variants and take.variant in REGISTRY
-                assert all(p in PROBES for p in take.sweep.probes)
-                assert sweeps.setdefault(take.sweep.dir, take.sweep) == take.sweep, take.sweep.dir
-                sweep_spec(take.sweep.envs, take.sweep.variants, take.sweep.seeds, dict(take.sweep.overrides),
-                           take.sweep.steps)  # a valid sweep
+    for experiment in every_experiment():
+        files.append(experiment.file)
+        for take in experiment.takes:
+            assert take.variant in take.sweep.variants and take.variant in REGISTRY
+            assert all(p in PROBES for p in take.sweep.probes)
+            assert sweeps.setdefault(take.sweep.dir, take.sweep) == take.sweep, take.sweep.dir
+            sweep_spec(take.sweep.envs, take.sweep.variants, take.sweep.seeds, dict(take.sweep.overrides),
+                       take.sweep.steps)  # a valid sweep
     assert {f for f in files if f != "hopper_v5_1m.csv"} == {p.name for p in results_dir().glob("*.csv")}
     smoothing, results = script("smoothing").EXPERIMENTS, script("lesson_results").EXPERIMENTS
     assert all(t.sweep is PENDULUM for t in smoothing["pendulum"].takes)  # read, not trained again
@@ -180,13 +185,12 @@ def test_seeds_pick_among_each_sweeps_own_seeds_and_a_directory_made_with_fewer_
 
 
 def shipped_takes() -> dict:
-    """(sweep dir, variant) -> [(file, label)] for every take of every shipped result."""
+    """(sweep dir, variant) -> [(file, take)] for every take of every shipped result."""
     held = {}
-    for name in ("lesson_results", "smoothing", "target_networks", "critic_shape_bug", "delay"):
-        for experiment in script(name).EXPERIMENTS.values():
-            if (results_dir() / experiment.file).exists():
-                for take in experiment.takes:
-                    held.setdefault((take.sweep.dir, take.variant), []).append((experiment.file, take.name))
+    for experiment in every_experiment():
+        if (results_dir() / experiment.file).exists():
+            for take in experiment.takes:
+                held.setdefault((take.sweep.dir, take.variant), []).append((experiment.file, take))
     return held
 
 
@@ -203,11 +207,11 @@ def test_results_that_take_the_same_runs_hold_the_same_values():
     pitfalls_pendulum's TD3 (correct) are the runs of one sweep)."""
     shared = {key: takes for key, takes in shipped_takes().items() if len(takes) > 1}
     assert ("pendulum-0", "TD3") in shared
-    for key, ((file, label), *others) in shared.items():
-        first = shipped_run(file, label)
-        assert first, (file, label)
-        for other_file, other_label in others:
-            other = shipped_run(other_file, other_label)
+    for key, ((file, take), *others) in shared.items():
+        first = shipped_run(file, take.name)
+        assert first, (file, take.name)
+        for other_file, other_take in others:
+            other = shipped_run(other_file, other_take.name)
             assert other.keys() == first.keys(), (key, file, other_file)
             for at, row in other.items():
                 common = row.keys() & first[at].keys()
@@ -217,10 +221,8 @@ def test_results_that_take_the_same_runs_hold_the_same_values():
 def test_each_shipped_result_names_the_lessons_that_read_it():
     """The manifest's ``lesson`` (written from the experiment's) lists exactly the notebooks that load the file."""
     notebooks = sorted(SCRIPTS.parent.glob("notebooks/[0-9][0-9]_*.ipynb"))
-    for name in ("lesson_results", "smoothing", "target_networks", "critic_shape_bug", "delay"):
-        for experiment in script(name).EXPERIMENTS.values():
-            if not (results_dir() / experiment.file).exists():
-                continue
+    for experiment in every_experiment():
+        if (results_dir() / experiment.file).exists():
             readers = " ".join(nb.name[:2] for nb in notebooks if f'"{experiment.file}' in nb.read_text())
             assert experiment.lesson == readers == shipped_entry(experiment.file)["lesson"], experiment.file
 
@@ -236,11 +238,9 @@ def test_a_run_is_the_same_run_in_every_result_that_evaluates_it_on_another_sche
     file's rounding (critic_shape_bug.csv's correct TD3 is pendulum_variants.csv's TD3, evaluated every
     2,500 steps instead of every 500)."""
     groups = {}
-    for (sweep_dir, variant), takes in shipped_takes().items():
-        sweep_ = next(t.sweep for name in ("lesson_results", "smoothing", "target_networks", "critic_shape_bug", "delay")
-                      for e in script(name).EXPERIMENTS.values() for t in e.takes if t.sweep.dir == sweep_dir)
-        training = tuple(sorted((k, v) for k, v in sweep_.overrides.items() if k not in EVALUATION_ONLY))
-        groups.setdefault((sweep_.envs, variant, sweep_.steps, training), []).append(takes[0])
+    for (_, variant), ((file, take), *_) in shipped_takes().items():
+        training = tuple(sorted((k, v) for k, v in take.sweep.overrides.items() if k not in EVALUATION_ONLY))
+        groups.setdefault((take.sweep.envs, variant, take.sweep.steps, training), []).append((file, take.name))
     compared = 0
     for key, takes in groups.items():
         for (file_a, label_a), (file_b, label_b) in itertools.combinations(takes, 2):
