@@ -4,7 +4,8 @@ A sweep's worker records it in each run directory when it starts (or resumes) th
 ``provenance.json``: a list of segments, one per change of code, versions or machine::
 
     [{"from_step": 0, "commit": "de0274f...", "versions": {"torch": "2.13.0+cpu", ...},
-      "machine": {"cpu": "Intel(R) Xeon(R) Processor", "torch_threads": 1}}]
+      "machine": {"cpu": "Intel(R) Xeon(R) Processor", "vector_extensions": "avx avx2 avx512f ...",
+                  "cpu_capability": "AVX512", "torch_threads": 1}}]
 
 so a result collected later, by newer code, still names the code that trained each run. A commit
 made from a tree with uncommitted changes is recorded as ``SHA-dirty``.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import platform
 import re
 import subprocess
@@ -81,11 +83,39 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def vector_extensions() -> str:
+    """The CPU's vector instruction sets (AVX, AVX2, FMA, AVX-512's parts, AMX) as Linux's /proc/cpuinfo
+    names them, space-separated; "" where it cannot be read.
+
+    Recorded because they decide the arithmetic: MKL and torch pick their kernels by them, and kernels
+    that sum in another order round differently. On one AVX-512 machine, torch 2.13 limited to AVX2
+    (``MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2``) trains a Hopper-v5 run that leaves the
+    unlimited one at its first evaluation after updates start (docs/results.md).
+    """
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return " ".join(sorted(f for f in line.partition(":")[2].split() if f.startswith(VECTOR_FLAGS)))
+    except OSError:
+        pass
+    return ""
+
+
+VECTOR_FLAGS = ("avx", "fma", "amx")
+"""The /proc/cpuinfo flags ``vector_extensions`` keeps (by prefix)."""
+ISA_OVERRIDES = ("MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY")
+"""Variables that make MKL or torch use fewer instruction sets than the CPU has."""
+
+
 def machine(device: str = "cpu") -> dict:
-    """The CPU model and the torch threads of this process; the GPU's name for a run on CUDA."""
+    """The CPU model, its vector instruction sets, the kernels torch dispatches to (``cpu_capability``)
+    and the torch threads of this process; any variable that limits the instruction sets; the GPU's name
+    for a run on CUDA."""
     import torch
 
-    found = {"cpu": cpu_model(), "torch_threads": torch.get_num_threads()}
+    found = {"cpu": cpu_model(), "vector_extensions": vector_extensions(),
+             "cpu_capability": torch.backends.cpu.get_cpu_capability(), "torch_threads": torch.get_num_threads()}
+    found.update({name: os.environ[name] for name in ISA_OVERRIDES if name in os.environ})
     if str(device).startswith("cuda") and torch.cuda.is_available():
         found["gpu"] = torch.cuda.get_device_name()
     return found

@@ -1,7 +1,9 @@
 """What made a run: the commit (dirty said, never hidden), the versions and the machine, and the run's record of it."""
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 import torch
@@ -54,7 +56,21 @@ def test_versions_and_machine():
     assert found["versions"]["torch"] == torch.__version__
     assert "mujoco" not in current("Pendulum-v1")["versions"] and "mujoco" not in current(None)["versions"]
     assert found["machine"]["torch_threads"] == torch.get_num_threads() and found["machine"]["cpu"]
+    assert found["machine"]["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert {k: found["machine"][k] for k in provenance.ISA_OVERRIDES if k in found["machine"]} == \
+        {k: os.environ[k] for k in provenance.ISA_OVERRIDES if k in os.environ}
     assert found["commit"] == provenance.code_commit()
+
+
+@pytest.mark.skipif(not Path("/proc/cpuinfo").is_file(), reason="reads Linux's /proc/cpuinfo")
+def test_the_machine_names_the_instruction_sets_that_decide_the_arithmetic(monkeypatch):
+    flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")).split()
+    kept = provenance.vector_extensions().split()
+    assert kept == sorted(kept) and set(kept) <= set(flags)
+    assert ("avx2" in kept) == ("avx2" in flags) and ("avx512f" in kept) == ("avx512f" in flags)
+    assert "sse2" not in kept and all(f.startswith(("avx", "fma", "amx")) for f in kept)
+    monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", "AVX2")
+    assert provenance.machine()["MKL_ENABLE_INSTRUCTIONS"] == "AVX2"
 
 
 def test_a_run_records_a_segment_per_change_of_what_made_it(tmp_path):
