@@ -72,39 +72,39 @@ def versions(mujoco: bool = False) -> dict:
     return {**found, "python": platform.python_version()}
 
 
-def cpu_model() -> str:
-    """The CPU's model name (Linux's /proc/cpuinfo; elsewhere what ``platform`` knows)."""
+VECTOR_FLAGS = ("avx", "fma", "amx")
+"""The /proc/cpuinfo flags ``vector_extensions`` keeps (by prefix)."""
+ISA_OVERRIDES = ("MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY")
+"""Variables that make MKL or torch use fewer instruction sets than the CPU has."""
+
+
+def cpuinfo(field: str) -> str | None:
+    """The value of ``field`` in Linux's /proc/cpuinfo (its first CPU), None where there is none."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
+            name, _, value = line.partition(":")
+            if name.strip() == field:
+                return value.strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo; elsewhere what ``platform`` knows)."""
+    return cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 def vector_extensions() -> str:
     """The CPU's vector instruction sets (AVX, AVX2, FMA, AVX-512's parts, AMX) as Linux's /proc/cpuinfo
-    names them, space-separated; "" where it cannot be read.
+    names them, sorted and space-separated; "" where it lists none.
 
     Recorded because they decide the arithmetic: MKL and torch pick their kernels by them, and kernels
     that sum in another order round differently. On one AVX-512 machine, torch 2.13 limited to AVX2
     (``MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2``) trains a Hopper-v5 run that leaves the
     unlimited one at its first evaluation after updates start (docs/results.md).
     """
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return " ".join(sorted(f for f in line.partition(":")[2].split() if f.startswith(VECTOR_FLAGS)))
-    except OSError:
-        pass
-    return ""
-
-
-VECTOR_FLAGS = ("avx", "fma", "amx")
-"""The /proc/cpuinfo flags ``vector_extensions`` keeps (by prefix)."""
-ISA_OVERRIDES = ("MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY")
-"""Variables that make MKL or torch use fewer instruction sets than the CPU has."""
+    return " ".join(sorted(f for f in (cpuinfo("flags") or "").split() if f.startswith(VECTOR_FLAGS)))
 
 
 def machine(device: str = "cpu") -> dict:

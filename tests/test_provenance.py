@@ -62,9 +62,11 @@ def test_versions_and_machine():
     assert found["commit"] == provenance.code_commit()
 
 
-@pytest.mark.skipif(not Path("/proc/cpuinfo").is_file(), reason="reads Linux's /proc/cpuinfo")
+@pytest.mark.skipif(provenance.cpuinfo("flags") is None, reason="reads the flags of Linux's /proc/cpuinfo (x86)")
 def test_the_machine_names_the_instruction_sets_that_decide_the_arithmetic(monkeypatch):
-    flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")).split()
+    lines = Path("/proc/cpuinfo").read_text().splitlines()
+    flags = next(line for line in lines if line.startswith("flags")).partition(":")[2].split()
+    assert provenance.cpu_model() == next(line for line in lines if line.startswith("model name")).split(":", 1)[1].strip()
     kept = provenance.vector_extensions().split()
     assert kept == sorted(kept) and set(kept) <= set(flags)
     assert ("avx2" in kept) == ("avx2" in flags) and ("avx512f" in kept) == ("avx512f" in flags)
