@@ -7,8 +7,9 @@ the best evaluation so far). Every file is written atomically.
 
 A checkpoint's keys are the names of what they hold in ``RunState`` (``step``,
 ``exploration_rng``, ``minibatch_generator``, ...). Checkpoints of the first
-format (``td3_lib.run/1``) named three of them otherwise (``OLD_KEYS``); they
-are read as the current format, so every earlier run still resumes.
+format (``td3_lib.run/1``) named three of them otherwise (``OLD_KEYS``), and those
+before format 3 lack the critic losses logged since the last evaluation (``ADDED``);
+they are read as the current format, so every earlier run still resumes.
 """
 
 from __future__ import annotations
@@ -26,9 +27,14 @@ from .checkpoint import CheckpointError, atomic_torch_save, atomic_write_text, c
 from .config import TD3Config
 from .tables import csv_text, read_rows
 
-RUN_FORMAT = "td3_lib.run/2"
-OLD_KEYS = {"td3_lib.run/1": {"t": "step", "rng": "exploration_rng", "sample_generator": "minibatch_generator"}}
+RUN_FORMAT = "td3_lib.run/3"
+OLD_KEYS = {"td3_lib.run/1": {"t": "step", "rng": "exploration_rng", "sample_generator": "minibatch_generator"},
+            "td3_lib.run/2": {}}
 """Earlier formats, each with its keys that were renamed: a checkpoint of one is read as RUN_FORMAT."""
+ADDED = {"critic_losses": torch.zeros(0)}
+"""Keys added since the first format, with the value an earlier checkpoint is read with (format 3: the
+critic losses logged since the last evaluation; an earlier run resumed with none, so the first row after
+its resume averages only the losses logged after it)."""
 CHECKPOINT_NAME = "checkpoint.pt"
 HISTORY_NAME = "history.csv"
 BEST_NAME = "best_actor.pt"
@@ -92,6 +98,7 @@ class RunState:
         self.history: list[dict] = []
         self.wall_s = 0.0
         self.last_return = float("nan")
+        self.critic_losses = torch.zeros(0)  # logged since the last evaluation, whose mean the next row records
         self.checkpoint_path: Path | None = None
         self.save_buffer = False
 
@@ -101,7 +108,7 @@ class RunState:
             "format": RUN_FORMAT, "env_id": self.env_id, "seed": self.seed,
             "agent": self.agent.state_dict(env_id=self.env_id),
             "step": self.step, "episode": self.episode, "history": self.history, "wall_s": self.wall_s,
-            "last_return": self.last_return,
+            "last_return": self.last_return, "critic_losses": self.critic_losses,
             "exploration_rng": self.exploration_rng.bit_generator.state,
             "minibatch_generator": self.minibatch_generator.get_state(),
             "buffer": self.buffer.state_dict() if with_buffer else None,
@@ -113,6 +120,7 @@ class RunState:
         self.step, self.episode = int(state["step"]), int(state["episode"])
         self.history, self.wall_s = list(state["history"]), float(state["wall_s"])
         self.last_return = float(state["last_return"])
+        self.critic_losses = state["critic_losses"]
         self.exploration_rng.bit_generator.state = state["exploration_rng"]
         self.minibatch_generator.set_state(state["minibatch_generator"].cpu())
         if state["buffer"] is not None:
@@ -136,7 +144,7 @@ def as_current_format(state) -> dict | None:
     if not isinstance(state, dict) or state.get("format") not in (RUN_FORMAT, *OLD_KEYS):
         return None
     renamed = OLD_KEYS.get(state["format"], {})
-    return {**{renamed.get(key, key): value for key, value in state.items()}, "format": RUN_FORMAT}
+    return {**ADDED, **{renamed.get(key, key): value for key, value in state.items()}, "format": RUN_FORMAT}
 
 
 def read_run(path, mmap: bool = False) -> dict:

@@ -198,11 +198,11 @@ def run_loop(run: RunState, env, eval_env, *, probes: Sequence[Probe] = (), prog
             run.episode, run.last_return, ep_return = run.episode + 1, ep_return, 0.0
             obs, _ = env.reset(seed=episode_seed(run.seed, run.episode))
             if checkpoint_due:
-                save_checkpoint(run, started)
+                save_checkpoint(run, started, guard)
                 checkpoint_due = False
         show_progress(bar, run)
     if run.checkpoint_path is not None and (checkpoint_due or not run.checkpoint_path.exists()):
-        save_checkpoint(run, started)
+        save_checkpoint(run, started, guard)
     run.wall_s = time.perf_counter() - started
     bar.close()
 
@@ -215,8 +215,9 @@ class DivergenceGuard:
     def __init__(self, size: int, run: RunState):
         self.losses = torch.zeros(size, device=run.device)
         self.run = run
-        self.n = 0
-        self.first_step = 0  # the step of the first loss logged since the last check
+        self.n = len(run.critic_losses)  # a resumed run's losses logged before its checkpoint come first
+        self.losses[:self.n] = run.critic_losses.to(run.device)
+        self.first_step = run.step - self.n + 1  # the step of the first loss logged since the last check
 
     def add(self, loss: torch.Tensor, step: int) -> None:
         if self.n == 0:
@@ -236,6 +237,10 @@ class DivergenceGuard:
         mean = float(logged.mean()) if self.n else float("nan")
         self.n = 0
         return mean
+
+    def pending(self) -> torch.Tensor:
+        """The losses logged since the last check, on the CPU, for a checkpoint to keep."""
+        return self.losses[:self.n].cpu()
 
 
 def kept_checkpoint(ckpt_path) -> str:
@@ -278,9 +283,10 @@ def keep_best_actor(run: RunState) -> None:
         run.agent.save(run.checkpoint_path.parent / BEST_NAME, env_id=run.env_id, actor_only=True)
 
 
-def save_checkpoint(run: RunState, started: float) -> None:
+def save_checkpoint(run: RunState, started: float, guard: DivergenceGuard) -> None:
     check_finite_weights(run)
     run.wall_s = time.perf_counter() - started
+    run.critic_losses = guard.pending()
     run.save()
 
 

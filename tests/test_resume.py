@@ -43,6 +43,30 @@ def test_resume_with_buffer_equals_uninterrupted(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_run_resumed_between_evaluations_logs_the_history_of_the_uninterrupted_run(tmp_path):
+    """The checkpoint after an evaluation waits for the episode's end: with an evaluation every 300
+    steps and Pendulum's 200-step episodes, the checkpoint of step 1000 holds the 100 critic losses
+    logged since the evaluation of step 900, and the resumed run's row at 1200 averages them with
+    the next 200, as the uninterrupted run's does. Every column of every row is equal but the time."""
+    cfg = dataclasses.replace(CFG, eval_freq=300, total_steps=1500)
+    full = train("Pendulum-v1", cfg, seed=3, device="cpu", progress=False)
+    with pytest.raises(Interrupt):
+        train("Pendulum-v1", cfg, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
+              save_buffer=True, callback=stop_at(1200))
+    saved = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    assert saved["step"] == 1000 and saved["critic_losses"].shape == (100,)
+    resumed = train("Pendulum-v1", seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
+                    resume=True, save_buffer=True)
+    assert untimed(resumed.history) == untimed(full.history)
+    assert untimed(read_history(tmp_path / "history.csv")) == untimed(full.history)
+
+
+def untimed(history: list[dict]) -> list[dict]:
+    """The rows without their wall-clock time, NaN (no loss logged yet) written as a string so rows compare."""
+    return [{k: "nan" if v != v else v for k, v in row.items() if k != "wall_s"} for row in history]
+
+
+@pytest.mark.slow
 def test_resume_without_buffer_warns_and_continues(tmp_path):
     with pytest.raises(Interrupt):
         train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,

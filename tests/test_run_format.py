@@ -1,6 +1,6 @@
 """One run vocabulary: a checkpoint's keys are RunState's attribute names, TrainResult takes RunState's
 names, and a run saved in the first format (td3_lib.run/1, keys t, rng and sample_generator) still
-loads and resumes to the same result.
+loads and resumes to the same result; format 2's checkpoints lack only format 3's critic_losses.
 
 ``tests/data/run_format_1`` was written by td3_lib at commit de0274f (its make.py says how): a
 Pendulum-v1 run whose checkpoint, with its replay buffer, is that of step 200, before the first update."""
@@ -29,11 +29,9 @@ RENAMED = {"t": "step", "rng": "exploration_rng", "sample_generator": "minibatch
 def test_a_checkpoint_saves_each_attribute_under_its_name():
     run = RunState("Pendulum-v1", CONFIG, SEED, torch.device("cpu"), 3, np.array([-2.0]), np.array([2.0]))
     state = run.state_dict(with_buffer=True)
-    for name in ("env_id", "seed", "step", "episode", "history", "wall_s", "last_return", "agent",
-                 "exploration_rng", "minibatch_generator", "buffer"):
-        assert name in state and hasattr(run, name), name
-    assert set(state) - {"format"} == {"env_id", "seed", "step", "episode", "history", "wall_s", "last_return",
-                                       "agent", "exploration_rng", "minibatch_generator", "buffer"}
+    names = {"env_id", "seed", "step", "episode", "history", "wall_s", "last_return", "critic_losses", "agent",
+             "exploration_rng", "minibatch_generator", "buffer"}
+    assert all(hasattr(run, name) for name in names) and set(state) - {"format"} == names
     assert state["format"] == RUN_FORMAT
 
 
@@ -51,6 +49,7 @@ def test_the_first_formats_checkpoint_is_read_under_todays_names():
     assert old["format"] == "td3_lib.run/1" and set(RENAMED) <= set(old)
     state = read_run(OLD_RUN / CHECKPOINT_NAME)
     assert state["format"] == RUN_FORMAT and not set(RENAMED) & set(state)
+    assert state["critic_losses"].shape == (0,)  # added in format 3: an earlier run kept none
     for old_key, key in RENAMED.items():
         assert_equal(state[key], old[old_key], key)
     assert saved_step(OLD_RUN) == 200 and saved_config(OLD_RUN) == CONFIG
