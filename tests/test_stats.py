@@ -123,7 +123,7 @@ def test_score_row():
 
 
 def test_the_shipped_hopper_ablation_gives_the_numbers_the_course_quotes():
-    """Lesson 07 and the README quote TD3 - DDPG on Hopper-v5 (300,000 steps, 5 seeds each):
+    """docs/results.md quotes (and lesson 07 computes) TD3 - DDPG on Hopper-v5 (300,000 steps, 5 seeds each):
     +703.2, interval [-61.6, +1391.2], p = 0.127; TD3-CDQ - TD3 -415.7, [-1110.2, +406.7], p = 0.464."""
     rows = shipped.load("hopper_v5_variants.csv")
     scores = {v: shipped.finals(rows, v, last_k=3) for v in ("TD3", "DDPG", "TD3-CDQ")}
