@@ -18,6 +18,7 @@ notebooks themselves:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -103,3 +104,26 @@ def test_the_rules_catch_what_they_are_for(tmp_path):
     problems = "\n".join(output_problems(path))
     for expected in ("without its widget state", "cut short", "machine path", "'-0'", "says 'quick mode'"):
         assert expected in problems, expected
+
+
+def test_a_lesson_that_starts_from_a_finished_run_gets_its_files_or_a_clear_refusal(tmp_path, monkeypatch):
+    """notebooks/execute.py: lesson 06's full budget is a finished run of an experiment, copied into the
+    lesson's checkpoint folder (the checkpoint, history and best actor; not the sweep's own files); a
+    folder that holds a run is left alone, and a missing run is refused, naming the command that makes it."""
+    spec = importlib.util.spec_from_file_location("execute_script", NOTEBOOKS[0].parent / "execute.py")
+    execute = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(execute)
+    assert execute.STARTS_FROM["06_td3_assembled.ipynb"][2] == "python experiments/lesson_results.py hopper-v5-1m"
+    run, folder = tmp_path / "sweep" / "seed0", tmp_path / "notebooks" / "runs" / "Hopper-v5-seed0"
+    monkeypatch.setitem(execute.STARTS_FROM, "06_td3_assembled.ipynb", (run, folder, "python make.py"))
+    lesson = Path("06_td3_assembled.ipynb")
+    with pytest.raises(FileNotFoundError, match="which is not there: make it with python make.py"):
+        execute.start_from_finished_run(lesson)
+    run.mkdir(parents=True)
+    for name in (*execute.RUN_FILES, "done.json", "lock"):
+        (run / name).write_text(name)
+    execute.start_from_finished_run(lesson)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(execute.RUN_FILES)
+    (folder / "history.csv").write_text("the lesson's own")
+    execute.start_from_finished_run(lesson)
+    assert (folder / "history.csv").read_text() == "the lesson's own"
