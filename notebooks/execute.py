@@ -31,13 +31,17 @@ import sys
 import time
 from pathlib import Path
 
+from td3_lib.course.experiments import ROOT as RUNS_ROOT
+from td3_lib.run import BEST_NAME, CHECKPOINT_NAME, HISTORY_NAME
+from td3_lib.sweep.grid import DONE_NAME, SweepRun
+
 ROOT = Path(__file__).resolve().parent.parent
-STARTS_FROM = {"06_td3_assembled.ipynb": (ROOT / "runs/lesson_results/hopper-v5-1m-0/Hopper-v5/TD3/seed0",
+STARTS_FROM = {"06_td3_assembled.ipynb": (SweepRun("Hopper-v5", "TD3", 0).path(ROOT / RUNS_ROOT / "hopper-v5-1m-0"),
                                           ROOT / "notebooks/runs/Hopper-v5-seed0",
                                           "python experiments/lesson_results.py hopper-v5-1m")}
 """A lesson whose full-budget run is a finished run of an experiment: (that run, the lesson's checkpoint
 folder, the command that makes the run)."""
-RUN_FILES = ("checkpoint.pt", "history.csv", "best_actor.pt")
+RUN_FILES = (CHECKPOINT_NAME, HISTORY_NAME, BEST_NAME)
 
 
 def kernel_environment(quick: bool) -> None:
@@ -76,9 +80,9 @@ def execute(path: Path, quick: bool) -> None:
 def start_from_finished_run(path: Path) -> None:
     """Copy the finished run a lesson starts from into its checkpoint folder (unless that holds a run)."""
     source, folder, command = STARTS_FROM[path.name]
-    if (folder / "checkpoint.pt").exists():
+    if (folder / CHECKPOINT_NAME).exists():
         return
-    if not all((source / name).exists() for name in RUN_FILES) or not (source / "done.json").exists():
+    if not all((source / name).exists() for name in (*RUN_FILES, DONE_NAME)):
         raise FileNotFoundError(f"{path.name} starts from the finished run {source}, which is not there: "
                                 f"make it with {command} (hours), or execute the lesson with --quick.")
     folder.mkdir(parents=True, exist_ok=True)
