@@ -1,16 +1,25 @@
 """A shipped result is made by the code beside it: the first evaluations of shipped Pendulum-v1 runs,
 trained again here exactly as the sweep trains them (the variant's config, its probes, one torch
-thread), equal the rows of their CSV to the CSV's rounding.
+thread), equal the rows of their CSV.
 
 The runs are seed 3 of TD3 and of DDPG (AHE) in pendulum_variants.csv, the sweep ``PENDULUM``'s runs,
 which smoothing_pendulum.csv and pitfalls_pendulum.csv share (tests/test_experiments.py checks that
 they hold the same values). The first 3,000 steps are the 1,000 random steps and 2,000 updates: six
-evaluations, each with the critic's probe. Float results can differ in their last bits on another CPU
-(the manifest records the one that made each result); on the machine that made a result, they are
-the same."""
+evaluations, each with the critic's probe.
+
+Floats differ in their last bits from one CPU to another (torch and MKL pick their kernels by the CPU's
+vector instruction sets, and kernels that sum in another order round differently), and training
+amplifies the difference. The shipped file was made on an Intel Xeon; on an AMD EPYC (AVX-512) the same
+code trains TD3 seed 3 to -1797.0024 at step 1,500 instead of -1797.0037, and DDPG to -1541.45 instead of
+-1541.97. So the comparison is exact only on a CPU like the one the manifest records; on any other, the
+evaluations before the first update are exact and TD3's evaluation after its first 500 updates agrees to
+one part in 10^4. The CPU moves that evaluation by under one part in 10^6; removing the delay, the
+smallest change of Table 2's ablation, moves it by more than five parts in 10^4 (TD3-DP seed 3: -1796.06
+in the shipped file, -1799.66 on the AMD EPYC)."""
 
 import pytest
 
+from td3_lib import provenance
 from td3_lib.course import results as shipped
 from td3_lib.course.experiments import PENDULUM
 from td3_lib.run import HISTORY_NAME, read_history
@@ -23,24 +32,50 @@ RESULT = "pendulum_variants.csv"
 COLUMNS = ("eval_mean", "eval_std", "q_estimate", "q_true", "q_roughness", "q_peak")
 
 
-def retrained(variant: str, seed: int, run_dir) -> list[dict]:
+def retrained(variant: str, seed: int, run_dir, steps: int = STEPS) -> list[dict]:
     """The sweep's run of ``variant`` and ``seed`` on Pendulum-v1, trained by the sweep's own
-    ``train_variant`` to STEPS (the budget ends the loop and nothing else: an evaluation falls on
-    STEPS either way); its history as train wrote it. The tests run with one torch thread, as every
+    ``train_variant`` to ``steps`` (the budget ends the loop and nothing else: an evaluation falls on
+    ``steps`` either way); its history as train wrote it. The tests run with one torch thread, as every
     sweep run does (conftest.py)."""
-    config = variant_config("Pendulum-v1", variant, PENDULUM.overrides, steps=STEPS)
+    config = variant_config("Pendulum-v1", variant, PENDULUM.overrides, steps=steps)
     train_variant("Pendulum-v1", get_variant(variant), seed, config, run_dir, "cpu",
                   probes=tuple(map(get_probe, PENDULUM.probes)))
     return read_history(run_dir / HISTORY_NAME)
 
 
+def shipped_rows(variant: str, seed: int, steps: int) -> list[dict]:
+    return [r for r in shipped.histories(shipped.load(RESULT), variant)[seed] if r["step"] <= steps]
+
+
+def made_on_this_cpu(made: dict) -> bool:
+    """Whether this CPU is the one a manifest entry's ``machine`` records (its model, and its vector
+    instruction sets where the entry records them)."""
+    here = provenance.machine()
+    return all(made[key] == here[key] for key in ("cpu", "vector_extensions") if key in made)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["TD3", "DDPG"])
 def test_the_first_evaluations_of_a_shipped_pendulum_run_are_trained_again_exactly(variant, tmp_path):
+    made = shipped.entry(RESULT)["machine"]
+    if not made_on_this_cpu(made):
+        pytest.skip(f"{RESULT} was made on {made['cpu']!r}, this CPU is {provenance.cpu_model()!r}: "
+                    "exact only on the CPU that made it (the next test holds on any CPU)")
     seed = 3
-    rows = [r for r in shipped.histories(shipped.load(RESULT), variant)[seed] if r["step"] <= STEPS]
-    history = retrained(variant, seed, tmp_path)
+    rows, history = shipped_rows(variant, seed, STEPS), retrained(variant, seed, tmp_path)
     assert [r["step"] for r in rows] == [h["step"] for h in history] == list(range(500, STEPS + 1, 500))
     for row, h in zip(rows, history):
         for column in COLUMNS:
             assert row[column] == pytest.approx(round(h[column], 4), abs=1e-4, nan_ok=True), (row["step"], column)
+
+
+@pytest.mark.slow
+def test_on_any_cpu_a_shipped_run_agrees_until_its_first_updates_drift(tmp_path):
+    steps, seed = 1_500, 3
+    rows, history = shipped_rows("TD3", seed, steps), retrained("TD3", seed, tmp_path, steps)
+    assert [r["step"] for r in rows] == [h["step"] for h in history] == [500, 1_000, 1_500]
+    for row, h in zip(rows[:2], history[:2]):  # the initial actor, before any update
+        for column in COLUMNS:
+            assert row[column] == pytest.approx(round(h[column], 4), abs=1e-4, nan_ok=True), (row["step"], column)
+    for column in ("eval_mean", "q_true"):  # after 500 updates
+        assert rows[2][column] == pytest.approx(history[2][column], rel=1e-4), column
