@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from .buffer import Batch
-from .checkpoint import CheckpointError, atomic_torch_save, check_env_id, safe_load
+from .checkpoint import CheckpointError, atomic_torch_save, check_env_id, restore_generator, safe_load
 from .config import TD3Config
 from .cuda_graph import check_graph_device, graphed_steps
 from .networks import Actor, TwinCritic, check_action_bounds
@@ -251,7 +251,7 @@ class TD3:
                 self.critic_target.load_state_dict(state["critic_target"])
                 load_optimizer_state(self.actor_optimizer, state["actor_optimizer"])
                 load_optimizer_state(self.critic_optimizer, state["critic_optimizer"])
-                self.generator.set_state(state["generator"].cpu())
+                restore_generator(self.generator, state["generator"])
                 self.total_it = int(state["total_it"])
         except (KeyError, TypeError, RuntimeError, ValueError) as e:
             raise CheckpointError(f"{source} does not match the network it describes: {first_line(e)}") from None

@@ -3,6 +3,7 @@ checkpoints without ever running code from them."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import tempfile
@@ -82,6 +83,29 @@ def safe_load(path, mmap: bool = False) -> dict:
     except Exception:
         raise CheckpointError(f"{path} is not a readable checkpoint (truncated or corrupt).") from None
     return obj
+
+
+PHILOX_STATE_BYTES = 16
+"""A CUDA generator's state: its seed and its offset, 8 bytes each (a CPU generator's is 5,056)."""
+
+
+def restore_generator(generator: torch.Generator, saved: torch.Tensor) -> None:
+    """Put ``generator`` back in the state a checkpoint saved, or, when that state comes from the
+    other kind of device, seed it from that state's bytes.
+
+    A CPU generator (a Mersenne Twister) and a CUDA one (Philox) cannot take each other's states.
+    A checkpoint saved on the GPU and resumed on the CPU, or the other way, therefore goes on with
+    a new random stream: the same file gives the same run on that kind of device, but not the one
+    the run would have had where it was saved. On the same kind of device it resumes exactly.
+    """
+    saved = saved.cpu()
+    theirs_from_cuda = generator.device.type == "cpu" and saved.numel() == PHILOX_STATE_BYTES
+    theirs_from_cpu = generator.device.type == "cuda" and saved.numel() == torch.Generator().get_state().numel()
+    if theirs_from_cuda or theirs_from_cpu:
+        digest = hashlib.sha256(saved.numpy().tobytes()).digest()
+        generator.manual_seed(int.from_bytes(digest[:8], "little") >> 1)
+    else:
+        generator.set_state(saved)  # a state of any other size is refused by torch (RuntimeError)
 
 
 def check_env_id(saved: str | None, wanted: str | None, source) -> None:

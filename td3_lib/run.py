@@ -23,7 +23,8 @@ import torch
 
 from .agent import TD3
 from .buffer import ReplayBuffer
-from .checkpoint import CheckpointError, atomic_torch_save, atomic_write_text, check_env_id, safe_load
+from .checkpoint import (CheckpointError, atomic_torch_save, atomic_write_text, check_env_id,
+                         restore_generator, safe_load)
 from .config import TD3Config
 from .tables import csv_text, read_rows
 
@@ -122,7 +123,7 @@ class RunState:
         self.last_return = float(state["last_return"])
         self.critic_losses = state["critic_losses"]
         self.exploration_rng.bit_generator.state = state["exploration_rng"]
-        self.minibatch_generator.set_state(state["minibatch_generator"].cpu())
+        restore_generator(self.minibatch_generator, state["minibatch_generator"])
         if state["buffer"] is not None:
             self.buffer.load_state_dict(state["buffer"])
         else:

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from td3_lib import CheckpointError, TD3, soft_update
+from td3_lib.checkpoint import PHILOX_STATE_BYTES, restore_generator
 from td3_lib.networks import Actor
 
 def test_soft_update_against_explicit_formula():
@@ -55,6 +56,38 @@ def test_save_load_identical_actions_and_training_state(tmp_path, make_agent, ma
     # continuing from the checkpoint continues exactly
     ma, mb = agent.update(make_batch(seed=9)), loaded.update(make_batch(seed=9))
     assert torch.equal(ma["critic_loss"], mb["critic_loss"])
+
+
+def test_a_generator_state_from_the_other_kind_of_device_seeds_the_generator():
+    """A CUDA generator's 16-byte state cannot be set on a CPU generator: it seeds it instead, the same
+    state the same stream; a state of no known size is still refused."""
+    from_gpu = torch.tensor([7, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0], dtype=torch.uint8)
+    assert from_gpu.numel() == PHILOX_STATE_BYTES
+    draws = []
+    for saved in (from_gpu, from_gpu.clone(), from_gpu.flip(0)):
+        g = torch.Generator()
+        restore_generator(g, saved)
+        draws.append(torch.randn(5, generator=g))
+    assert torch.equal(draws[0], draws[1]) and not torch.equal(draws[0], draws[2])
+    same = torch.Generator().manual_seed(3)
+    g = torch.Generator()
+    restore_generator(g, same.get_state())  # the same kind of device: exactly that state
+    assert torch.equal(torch.randn(5, generator=g), torch.randn(5, generator=same))
+    with pytest.raises(RuntimeError):
+        restore_generator(torch.Generator(), torch.zeros(7, dtype=torch.uint8))
+
+
+def test_a_checkpoint_saved_on_the_gpu_loads_and_trains_on_the_cpu(tmp_path, make_agent, make_batch):
+    """The state a GPU writes (its generator's 16 bytes) made here: the weights load exactly and
+    training goes on, the same file giving the same update."""
+    agent = make_agent()
+    state = agent.state_dict(env_id="Pendulum-v1")
+    state["generator"] = torch.arange(PHILOX_STATE_BYTES, dtype=torch.uint8)
+    torch.save(state, tmp_path / "gpu.pt")
+    a, b = TD3.load(tmp_path / "gpu.pt"), TD3.load(tmp_path / "gpu.pt")
+    obs = np.zeros(3)
+    np.testing.assert_array_equal(a.act(obs), agent.act(obs))
+    assert torch.equal(a.update(make_batch(seed=1))["critic_loss"], b.update(make_batch(seed=1))["critic_loss"])
 
 
 def test_actor_only_checkpoint_acts_but_cannot_train(tmp_path, make_agent, make_batch):
