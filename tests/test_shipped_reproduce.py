@@ -47,6 +47,13 @@ def shipped_rows(variant: str, seed: int, steps: int) -> list[dict]:
     return [r for r in shipped.histories(shipped.load(RESULT), variant)[seed] if r["step"] <= steps]
 
 
+def assert_rows_equal(rows: list[dict], history: list[dict]) -> None:
+    """Each shipped row equals the retrained one in every column, as the CSV rounds it (4 decimals)."""
+    for row, h in zip(rows, history, strict=True):
+        for column in COLUMNS:
+            assert row[column] == pytest.approx(round(h[column], 4), abs=1e-4, nan_ok=True), (row["step"], column)
+
+
 def made_on_this_cpu(made: dict) -> bool:
     """Whether this CPU is the one a manifest entry's ``machine`` records (its model, and its vector
     instruction sets where the entry records them)."""
@@ -64,9 +71,7 @@ def test_the_first_evaluations_of_a_shipped_pendulum_run_are_trained_again_exact
     seed = 3
     rows, history = shipped_rows(variant, seed, STEPS), retrained(variant, seed, tmp_path)
     assert [r["step"] for r in rows] == [h["step"] for h in history] == list(range(500, STEPS + 1, 500))
-    for row, h in zip(rows, history):
-        for column in COLUMNS:
-            assert row[column] == pytest.approx(round(h[column], 4), abs=1e-4, nan_ok=True), (row["step"], column)
+    assert_rows_equal(rows, history)
 
 
 @pytest.mark.slow
@@ -74,8 +79,6 @@ def test_on_any_cpu_a_shipped_run_agrees_until_its_first_updates_drift(tmp_path)
     steps, seed = 1_500, 3
     rows, history = shipped_rows("TD3", seed, steps), retrained("TD3", seed, tmp_path, steps)
     assert [r["step"] for r in rows] == [h["step"] for h in history] == [500, 1_000, 1_500]
-    for row, h in zip(rows[:2], history[:2]):  # the initial actor, before any update
-        for column in COLUMNS:
-            assert row[column] == pytest.approx(round(h[column], 4), abs=1e-4, nan_ok=True), (row["step"], column)
+    assert_rows_equal(rows[:2], history[:2])  # the initial actor, before any update
     for column in ("eval_mean", "q_true"):  # after 500 updates
         assert rows[2][column] == pytest.approx(history[2][column], rel=1e-4), column
