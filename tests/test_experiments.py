@@ -173,6 +173,35 @@ def test_hopper_v5_after_restoring_the_shipped_result_trains_only_its_third_swee
     assert entry["runs"] == before["runs"] and entry["seeds"] == before["seeds"]
 
 
+def test_a_shorter_take_holds_the_first_steps_of_longer_runs_finished_or_not_and_is_never_restored(tmp_path):
+    """Take(until=N): a run counts once its history has passed step N, done or not; its rows and its
+    provenance stop there; nothing is trained for a run that has passed N, and restoring the shorter
+    result writes nothing into the longer runs' directories."""
+    args = args_for(tmp_path)
+    short = Experiment("short.csv", "07", "Pendulum-v1", FIELDS, (Take(TOY, "TD3", until=500), Take(TOY, "DDPG", until=500)))
+    open_sweep_dir(args.root / "toy-0", runner.spec_of(TOY, args))
+    finish_run(args.root / "toy-0", "TD3", 0, history(0), MADE)  # finished at 1,000 steps
+    later = {**MADE, "commit": "f" * 40}
+    running = finish_run(args.root / "toy-0", "TD3", 1, history(1, (500, 600)))  # past 500, still training
+    (running / DONE_NAME).unlink()
+    (running / PROVENANCE_NAME).write_text(json.dumps([{"from_step": 0, **MADE}, {"from_step": 600, **later}]))
+    short_of = finish_run(args.root / "toy-0", "DDPG", 0, history(0, (250,)))  # not yet at 500
+    (short_of / DONE_NAME).unlink()
+    runs = runner.collect(short, args)
+    assert [(r.take.name, r.seed, [h["step"] for h in r.history]) for r in runs] == [("TD3", 0, [500]), ("TD3", 1, [500])]
+    assert runner.run_provenance(runs[1], args.root) == [{"from_step": 0, **MADE}]
+    pending = [(r.variant, r.seed) for r in runner.cells(short, TOY, args) if not runner.held(short, TOY, r, args.root)]
+    assert pending == [("DDPG", 0), ("DDPG", 1)]
+    both = Experiment("both.csv", "07", "Pendulum-v1", FIELDS, (*short.takes, Take(TOY, "TD3", "TD3 1k")))
+    assert not runner.held(both, TOY, runner.cells(both, TOY, args)[1], args.root)  # the full take needs seed 1 done
+    entry = runner.result_entry(short, runs, args, "c")
+    assert entry["steps"] == 500 and {k: entry[k] for k in MADE} == MADE
+    path = runner.write(short, runs, args, "c")
+    fresh = args_for(tmp_path / "fresh")
+    runner.restore(short, path, fresh)
+    assert not (fresh.root / "toy-0").exists()
+
+
 def test_seeds_pick_among_each_sweeps_own_seeds_and_a_directory_made_with_fewer_keeps_them(tmp_path):
     sweeps = script("lesson_results").HOPPER_V5
     assert [runner.chosen(runner.held_seeds(s, tmp_path), args_for(tmp_path)) for s in sweeps] == [[0, 1, 2], [3, 4], [3, 4]]

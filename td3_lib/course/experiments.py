@@ -4,7 +4,7 @@ they are run, collected and written.
 A result (one CSV, ``Experiment.file``) holds the finished runs of one or more sweeps
 (``Sweep``: environments x registered variants x seeds, and probes, kept in ``ROOT/DIR``), each
 as a ``Take``: the runs of one variant of one sweep, under a label in the CSV's ``variant``
-column. Results that share runs name the same ``Sweep``, so a run is trained once: ``PENDULUM``
+column, whole or up to a step (``until``: a 300,000-step result read from 1,000,000-step runs). Results that share runs name the same ``Sweep``, so a run is trained once: ``PENDULUM``
 holds the runs of pendulum_variants.csv, of smoothing_pendulum.csv (its TD3 and TD3-TPS) and the
 correct baseline of pitfalls_pendulum.csv. The scripts under ``experiments/`` are the
 specifications; each runs as::
@@ -69,10 +69,25 @@ class Take:
     sweep: Sweep
     variant: str
     label: str | None = None
+    until: int | None = None
+    """Only the runs' first ``until`` steps: a shorter result read from longer runs, which it holds once
+    they have passed that step, finished or not (never restored into the longer runs)."""
 
     @property
     def name(self) -> str:
         return self.label or self.variant
+
+    def budget(self, config: dict) -> int:
+        """The steps of each run this take holds, for a run of ``config``."""
+        return self.until or config["total_steps"]
+
+    def holds(self, path: Path) -> bool:
+        """Whether the run in ``path`` is far enough for this take: finished, or past ``until``."""
+        if (path / DONE_NAME).exists():
+            return True
+        if self.until is None or not (path / HISTORY_NAME).exists():
+            return False
+        return any(row["step"] >= self.until for row in read_history(path / HISTORY_NAME))
 
 
 @dataclass(frozen=True)
@@ -94,7 +109,8 @@ class Experiment:
 
 @dataclass
 class FinishedRun:
-    """One finished run of a take, as its directory holds it."""
+    """One run a take holds (finished, or past the take's ``until``), as its directory holds it: ``history``
+    up to the take's budget."""
 
     take: Take
     env_id: str
@@ -150,6 +166,12 @@ def saved_spec(sweep_: Sweep, args) -> dict | None:
     return saved
 
 
+def held(experiment: Experiment, sweep_: Sweep, run: SweepRun, root: Path) -> bool:
+    """Whether every take of the experiment that reads ``run`` holds it already (nothing to train)."""
+    path = run.path(root / sweep_.dir)
+    return all(t.holds(path) for t in experiment.takes if t.sweep.dir == sweep_.dir and t.variant == run.variant)
+
+
 def cells(experiment: Experiment, sweep_: Sweep, args) -> list[SweepRun]:
     """The runs of ``sweep_`` that the experiment holds, for this command's seeds."""
     variants = dict.fromkeys(t.variant for t in experiment.takes if t.sweep.dir == sweep_.dir)
@@ -159,7 +181,7 @@ def cells(experiment: Experiment, sweep_: Sweep, args) -> list[SweepRun]:
 # ---------------------------------------------------------------- train, collect
 def train(experiment: Experiment, args) -> None:
     """Train (or finish) every run the experiment holds that is not finished yet, sweep by sweep."""
-    todo = {s.dir: [r for r in cells(experiment, s, args) if not (r.path(args.root / s.dir) / DONE_NAME).exists()]
+    todo = {s.dir: [r for r in cells(experiment, s, args) if not held(experiment, s, r, args.root)]
             for s in sweeps_of(experiment)}
     if not any(todo.values()):
         return
@@ -201,9 +223,10 @@ def collect(experiment: Experiment, args) -> list[FinishedRun]:
         for env_id in take.sweep.envs:
             for seed in chosen(held_seeds(take.sweep, args.root), args):
                 path = SweepRun(env_id, take.variant, seed).path(args.root / take.sweep.dir)
-                if (path / DONE_NAME).exists():
-                    runs.append(FinishedRun(take, env_id, seed, path, spec["configs"][f"{env_id}/{take.variant}"],
-                                            read_history(path / HISTORY_NAME)))
+                if take.holds(path):
+                    config = spec["configs"][f"{env_id}/{take.variant}"]
+                    history = [row for row in read_history(path / HISTORY_NAME) if row["step"] <= take.budget(config)]
+                    runs.append(FinishedRun(take, env_id, seed, path, config, history))
     return sorted(runs, key=lambda r: r.seed) if experiment.seed_major else runs
 
 
@@ -229,9 +252,11 @@ def run_provenance(run: FinishedRun, root: Path) -> list[dict]:
     """What made a run: its directory's record; for a run restored by code that recorded none, what the
     result it came from says; else what its sweep says (``td3_lib.provenance.earlier``)."""
     recorded = provenance.read(run.path)
+    if recorded and run.take.until is not None:  # what made the steps the take holds
+        return [s for s in recorded if s.get("from_step", 0) < run.take.until] or recorded[:1]
     if recorded:
         return recorded
-    done = json.loads((run.path / DONE_NAME).read_text())
+    done = json.loads((run.path / DONE_NAME).read_text()) if (run.path / DONE_NAME).exists() else {}
     if "restored_from" in done:
         return restored_provenance(Path(done["restored_from"]), run.take.name, run.seed)
     return provenance.earlier(root / run.take.sweep.dir)
@@ -253,7 +278,7 @@ def restore(experiment: Experiment, csv_path: Path, args) -> None:
     rows = read_rows(csv_path)
     for take in experiment.takes:
         seeds = chosen(held_seeds(take.sweep, args.root), args)
-        if not seeds:
+        if not seeds or take.until is not None:  # a shorter result cannot stand for the longer runs
             continue
         spec = spec_of(take.sweep, args)
         open_sweep_dir(args.root / take.sweep.dir, spec)
@@ -281,7 +306,7 @@ def restore_run(path: Path, history: list[dict], csv_path: Path, label: str, see
 # ---------------------------------------------------------------- the result
 def result_entry(experiment: Experiment, runs: list[FinishedRun], args, command: str) -> dict:
     """The manifest entry of the result: what it is, the command that makes it, its runs and their provenance."""
-    budgets = sorted({spec_of(t.sweep, args)["configs"][f"{e}/{t.variant}"]["total_steps"]
+    budgets = sorted({t.budget(spec_of(t.sweep, args)["configs"][f"{e}/{t.variant}"])
                       for t in experiment.takes for e in t.sweep.envs})
     seeds: dict[str, set] = {}
     for run in runs:
