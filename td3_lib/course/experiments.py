@@ -4,8 +4,9 @@ they are run, collected and written.
 A result (one CSV, ``Experiment.file``) holds the finished runs of one or more sweeps
 (``Sweep``: environments x registered variants x seeds, and probes, kept in ``ROOT/DIR``), each
 as a ``Take``: the runs of one variant of one sweep, under a label in the CSV's ``variant``
-column, whole or up to a step (``until``: a 300,000-step result read from 1,000,000-step runs). Results that share runs name the same ``Sweep``, so a run is trained once: ``PENDULUM``
-holds the runs of pendulum_variants.csv, of smoothing_pendulum.csv (its TD3 and TD3-TPS) and the
+column, whole or up to a step (``until``: a 300,000-step result read from 1,000,000-step runs).
+Results that share runs name the same ``Sweep``, so a run is trained once: ``PENDULUM`` holds the
+runs of pendulum_variants.csv, of smoothing_pendulum.csv (its TD3 and TD3-TPS) and the
 correct baseline of pitfalls_pendulum.csv. The scripts under ``experiments/`` are the
 specifications; each runs as::
 
