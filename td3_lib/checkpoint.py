@@ -86,7 +86,10 @@ def safe_load(path, mmap: bool = False) -> dict:
 
 
 PHILOX_STATE_BYTES = 16
-"""A CUDA generator's state: its seed and its offset, 8 bytes each (a CPU generator's is 5,056)."""
+"""A CUDA generator's state: its seed and its offset, 8 bytes each."""
+MT19937_STATE_BYTES = 5_056
+"""A CPU generator's state: the Mersenne Twister's 624 words, its position, its seed and the
+normal sampler's cache, as torch lays them out."""
 
 
 def restore_generator(generator: torch.Generator, saved: torch.Tensor) -> None:
@@ -100,7 +103,7 @@ def restore_generator(generator: torch.Generator, saved: torch.Tensor) -> None:
     """
     saved = saved.cpu()
     theirs_from_cuda = generator.device.type == "cpu" and saved.numel() == PHILOX_STATE_BYTES
-    theirs_from_cpu = generator.device.type == "cuda" and saved.numel() == torch.Generator().get_state().numel()
+    theirs_from_cpu = generator.device.type == "cuda" and saved.numel() == MT19937_STATE_BYTES
     if theirs_from_cuda or theirs_from_cpu:
         digest = hashlib.sha256(saved.numpy().tobytes()).digest()
         generator.manual_seed(int.from_bytes(digest[:8], "little") >> 1)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from td3_lib import CheckpointError, TD3, soft_update
-from td3_lib.checkpoint import PHILOX_STATE_BYTES, restore_generator
+from td3_lib.checkpoint import MT19937_STATE_BYTES, PHILOX_STATE_BYTES, restore_generator
 from td3_lib.networks import Actor
 
 def test_soft_update_against_explicit_formula():
@@ -62,7 +62,7 @@ def test_a_generator_state_from_the_other_kind_of_device_seeds_the_generator():
     """A CUDA generator's 16-byte state cannot be set on a CPU generator: it seeds it instead, the same
     state the same stream; a state of no known size is still refused."""
     from_gpu = torch.tensor([7, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0], dtype=torch.uint8)
-    assert from_gpu.numel() == PHILOX_STATE_BYTES
+    assert from_gpu.numel() == PHILOX_STATE_BYTES and torch.Generator().get_state().numel() == MT19937_STATE_BYTES
     draws = []
     for saved in (from_gpu, from_gpu.clone(), from_gpu.flip(0)):
         g = torch.Generator()

@@ -84,11 +84,16 @@ class Take:
 
     def holds(self, path: Path) -> bool:
         """Whether the run in ``path`` is far enough for this take: finished, or past ``until``."""
-        if (path / DONE_NAME).exists():
-            return True
-        if self.until is None or not (path / HISTORY_NAME).exists():
-            return False
-        return any(row["step"] >= self.until for row in read_history(path / HISTORY_NAME))
+        return (path / DONE_NAME).exists() or (self.until is not None and self.history(path) is not None)
+
+    def history(self, path: Path) -> list[dict] | None:
+        """The history of the run in ``path`` once this take holds it (finished, or past ``until``), read
+        once; None before."""
+        finished = (path / DONE_NAME).exists()
+        if not (path / HISTORY_NAME).exists() or not (finished or self.until is not None):
+            return None
+        history = read_history(path / HISTORY_NAME)
+        return history if finished or any(row["step"] >= self.until for row in history) else None
 
 
 @dataclass(frozen=True)
@@ -224,10 +229,11 @@ def collect(experiment: Experiment, args) -> list[FinishedRun]:
         for env_id in take.sweep.envs:
             for seed in chosen(held_seeds(take.sweep, args.root), args):
                 path = SweepRun(env_id, take.variant, seed).path(args.root / take.sweep.dir)
-                if take.holds(path):
+                history = take.history(path)
+                if history is not None:
                     config = spec["configs"][f"{env_id}/{take.variant}"]
-                    history = [row for row in read_history(path / HISTORY_NAME) if row["step"] <= take.budget(config)]
-                    runs.append(FinishedRun(take, env_id, seed, path, config, history))
+                    held_rows = [row for row in history if row["step"] <= take.budget(config)]
+                    runs.append(FinishedRun(take, env_id, seed, path, config, held_rows))
     return sorted(runs, key=lambda r: r.seed) if experiment.seed_major else runs
 
 
@@ -254,7 +260,7 @@ def run_provenance(run: FinishedRun, root: Path) -> list[dict]:
     result it came from says; else what its sweep says (``td3_lib.provenance.earlier``)."""
     recorded = provenance.read(run.path)
     if recorded and run.take.until is not None:  # what made the steps the take holds
-        return [s for s in recorded if s.get("from_step", 0) < run.take.until] or recorded[:1]
+        return [s for s in recorded if s.get("from_step", 0) < run.take.until]
     if recorded:
         return recorded
     done = json.loads((run.path / DONE_NAME).read_text()) if (run.path / DONE_NAME).exists() else {}
