@@ -154,6 +154,28 @@ def test_restore_writes_an_earlier_results_runs_back_with_their_provenance_and_c
     assert (runs[0].path / "history.csv").read_text() == before
 
 
+def test_takes_that_share_a_label_keep_their_own_provenance_in_the_entry_and_when_restored(tmp_path):
+    """Figure 3's update rates share the labels "fixed policy" and "learned policy": the entry names each
+    run by its label and sweep, so a result made on two machines says which run came from which, and
+    restoring it gives each run its own provenance."""
+    fast = Sweep("toy-fast-0", ("Pendulum-v1",), ("TD3",), (0,), steps=1000, overrides={"tau": 1.0})
+    slow = Sweep("toy-slow-0", ("Pendulum-v1",), ("TD3",), (0,), steps=1000, overrides={"tau": 0.01})
+    rates = Experiment("rates.csv", "05", "Pendulum-v1", ("variant", "tau", "seed", "step", "eval_mean", "wall_s"),
+                       (Take(fast, "TD3", "learned policy"), Take(slow, "TD3", "learned policy")))
+    args, other = args_for(tmp_path), {**MADE, "machine": {"cpu": "y", "torch_threads": 1}}
+    for sweep_, made in ((fast, MADE), (slow, other)):
+        open_sweep_dir(args.root / sweep_.dir, runner.spec_of(sweep_, args))
+        finish_run(args.root / sweep_.dir, "TD3", 0, history(0), made)
+    path = runner.write(rates, runner.collect(rates, args), args, "c")
+    entry = json.loads(Path(f"{path}.json").read_text())
+    assert [g["runs"] for g in entry["provenance"]] == [{"learned policy @ toy-fast-0": [0]},
+                                                        {"learned policy @ toy-slow-0": [0]}]
+    again = args_for(tmp_path / "again")
+    runner.restore(rates, path, again)
+    restored = runner.collect(rates, again)
+    assert [runner.run_provenance(r, again.root)[0]["machine"] for r in restored] == [MADE["machine"], other["machine"]]
+
+
 def test_hopper_v5_after_restoring_the_shipped_result_trains_only_its_third_sweep(tmp_path):
     """--restore td3_lib/course/results/hopper_v5_variants.csv: the shipped runs come back as finished
     runs, each with the provenance its entry gives it, and collect writes the shipped rows again exactly;

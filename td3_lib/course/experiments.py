@@ -124,6 +124,8 @@ class FinishedRun:
     path: Path
     config: dict
     history: list[dict]
+    name: str
+    """What the result's provenance calls the take (``run_name``)."""
 
 
 PENDULUM = Sweep("pendulum-0", ("Pendulum-v1",), ("TD3", "TD3-DP", "TD3-TPS", "TD3-CDQ", "DDPG", "DDPG+CDQ"),
@@ -219,6 +221,15 @@ def local_ray(jobs: int | None, address: str | None):
         ray.shutdown()
 
 
+def run_name(take: Take, experiment: Experiment) -> str:
+    """The name a result's provenance gives the take's runs: its label, or ``LABEL @ SWEEP`` (its sweep's
+    directory) where another take of the experiment has that label for one of the same seeds (Figure 3's
+    update rates share theirs; a variant whose seeds are split between sweeps keeps its label)."""
+    shared = any(t != take and t.name == take.name and set(t.sweep.seeds) & set(take.sweep.seeds)
+                 for t in experiment.takes)
+    return f"{take.name} @ {take.sweep.dir}" if shared else take.name
+
+
 def collect(experiment: Experiment, args) -> list[FinishedRun]:
     """Every finished run the experiment holds, for this command's seeds, in the CSV's order."""
     runs = []
@@ -233,7 +244,7 @@ def collect(experiment: Experiment, args) -> list[FinishedRun]:
                 if history is not None:
                     config = spec["configs"][f"{env_id}/{take.variant}"]
                     held_rows = [row for row in history if row["step"] <= take.budget(config)]
-                    runs.append(FinishedRun(take, env_id, seed, path, config, held_rows))
+                    runs.append(FinishedRun(take, env_id, seed, path, config, held_rows, run_name(take, experiment)))
     return sorted(runs, key=lambda r: r.seed) if experiment.seed_major else runs
 
 
@@ -265,14 +276,14 @@ def run_provenance(run: FinishedRun, root: Path) -> list[dict]:
         return recorded
     done = json.loads((run.path / DONE_NAME).read_text()) if (run.path / DONE_NAME).exists() else {}
     if "restored_from" in done:
-        return restored_provenance(Path(done["restored_from"]), run.take.name, run.seed)
+        return restored_provenance(Path(done["restored_from"]), run.name, run.seed)
     return provenance.earlier(root / run.take.sweep.dir)
 
 
-def restored_provenance(csv_path: Path, label: str, seed: int) -> list[dict]:
-    """The provenance of a run restored from ``csv_path``, as that result's entry gives it."""
+def restored_provenance(csv_path: Path, name: str, seed: int) -> list[dict]:
+    """The provenance of a run restored from ``csv_path``, as that result's entry gives it (``name``: ``run_name``)."""
     entry = entry_of_file(csv_path)
-    made = run_provenance_in_entry(entry, label, seed) if entry else [dict(provenance.NOT_RECORDED)]
+    made = run_provenance_in_entry(entry, name, seed) if entry else [dict(provenance.NOT_RECORDED)]
     return [{"from_step": 0, **m, "restored_from": str(csv_path)} for m in made]
 
 
@@ -297,13 +308,13 @@ def restore(experiment: Experiment, csv_path: Path, args) -> None:
                                   if all(r.get(k) == v for k, v in key.items())), key=lambda h: h["step"])
                 path = SweepRun(env_id, take.variant, seed).path(args.root / take.sweep.dir)
                 if history and history[-1]["step"] >= config["total_steps"] and not path.exists():
-                    restore_run(path, history, csv_path, take.name, seed)
+                    restore_run(path, history, csv_path, run_name(take, experiment), seed)
 
 
-def restore_run(path: Path, history: list[dict], csv_path: Path, label: str, seed: int) -> None:
+def restore_run(path: Path, history: list[dict], csv_path: Path, name: str, seed: int) -> None:
     path.mkdir(parents=True)
     atomic_write_text(history_csv(history), path / HISTORY_NAME)
-    provenance.write(path, restored_provenance(csv_path, label, seed))
+    provenance.write(path, restored_provenance(csv_path, name, seed))
     done = {"steps": history[-1]["step"], "final_eval": history[-1]["eval_mean"],
             "wall_s": history[-1]["wall_s"], "restored_from": str(csv_path)}
     atomic_write_text(json.dumps(done) + "\n", path / DONE_NAME)
@@ -322,7 +333,7 @@ def result_entry(experiment: Experiment, runs: list[FinishedRun], args, command:
              "seeds": sorted({r.seed for r in runs}), "steps": budgets[0] if len(budgets) == 1 else budgets,
              "wall_s": round(sum(r.history[-1]["wall_s"] for r in runs if r.history), 1),
              "version": __version__, "runs": {label: sorted(s) for label, s in seeds.items()}}
-    made = [(r.take.name, r.seed, run_provenance(r, args.root)) for r in runs]
+    made = [(r.name, r.seed, run_provenance(r, args.root)) for r in runs]
     return {**entry, **provenance_fields(made)}
 
 

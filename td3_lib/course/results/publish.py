@@ -6,10 +6,11 @@ the installed package.
 
 An entry says what made its runs (``provenance_fields``, from what each run's directory recorded):
 ``commit``, ``versions`` and ``machine`` when every run was made alike; otherwise each of them lists
-the values found, and ``provenance`` gives them per group of runs (``runs``: label -> seeds), so a
-result whose runs came from several commits says which run came from which. A value nobody recorded
-is null, with a ``note`` (or, for the results shipped before provenance was recorded,
-``recorded_afterwards`` and ``shipped_in``: the commit that first shipped the runs).
+the values found, and ``provenance`` gives them per group of runs (``runs``: name -> seeds, a name being
+the run's label, or ``LABEL @ SWEEP`` where two takes share a label), so a result whose runs came
+from several commits or machines says which run came from which. A value nobody recorded is null, with
+a ``note`` (or, for the results shipped before provenance was recorded, ``recorded_afterwards`` and
+``shipped_in``: the commit that first shipped the runs).
 """
 
 from __future__ import annotations
@@ -77,13 +78,13 @@ def distinct(values: list) -> list:
 
 
 def provenance_fields(runs) -> dict:
-    """An entry's provenance from its runs' records: ``runs`` is (label, seed, segments) per run, where
+    """An entry's provenance from its runs' records: ``runs`` is (name, seed, segments) per run, where
     segments are what ``td3_lib.provenance`` recorded (one per change of code, versions or machine)."""
     groups: dict[str, dict] = {}
-    for label, seed, segments in runs:
+    for name, seed, segments in runs:
         made = [{k: v for k, v in s.items() if k in MADE_KEYS} for s in segments]
         group = groups.setdefault(json.dumps(made, sort_keys=True), {"runs": {}, "made": made})
-        group["runs"].setdefault(label, []).append(seed)
+        group["runs"].setdefault(name, []).append(seed)
     if not groups:
         return {"commit": None, "versions": None, "machine": None, "note": "no finished runs"}
     first = next(iter(groups.values()))["made"]
@@ -95,11 +96,11 @@ def provenance_fields(runs) -> dict:
                            for g in groups.values()]}
 
 
-def run_provenance_in_entry(entry: dict, label: str, seed: int) -> list[dict]:
-    """What an entry says made its run ``label``, ``seed`` (a list of segments, as a run records it)."""
+def run_provenance_in_entry(entry: dict, name: str, seed: int) -> list[dict]:
+    """What an entry says made its run ``name``, ``seed`` (a list of segments, as a run records it)."""
     notes = {k: entry[k] for k in ("note", "recorded_afterwards") if k in entry}  # said once for every group
     for group in entry.get("provenance", []):
-        if seed in group["runs"].get(label, []):
+        if seed in group["runs"].get(name, []):
             return group.get("segments") or [{**notes, **{k: v for k, v in group.items() if k in MADE_KEYS}}]
     return [{k: v for k, v in entry.items() if k in MADE_KEYS}]
 
