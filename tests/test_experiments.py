@@ -195,6 +195,23 @@ def test_hopper_v5_after_restoring_the_shipped_result_trains_only_its_third_swee
     assert entry["runs"] == before["runs"] and entry["seeds"] == before["seeds"]
 
 
+@pytest.mark.slow
+def test_every_shipped_result_restored_and_collected_again_is_the_same_file_and_entry(tmp_path):
+    """A shipped result is what its run directories hold: every shipped result written back into one root
+    (the runs that results share, once), then collected, gives its CSV byte for byte and its manifest
+    entry, provenance included."""
+    experiments = [e for e in every_experiment() if (results_dir() / e.file).exists()]
+    assert len(experiments) == len(list(results_dir().glob("*.csv")))
+    args = args_for(tmp_path)
+    for experiment in experiments:
+        runner.restore(experiment, results_dir() / experiment.file, args)
+    for experiment in experiments:
+        before = shipped_entry(experiment.file)
+        path = runner.write(experiment, runner.collect(experiment, args), args, before["command"])
+        assert path.read_text() == (results_dir() / experiment.file).read_text(), experiment.file
+        assert json.loads(Path(f"{path}.json").read_text()) == before, experiment.file
+
+
 def test_a_shorter_take_holds_the_first_steps_of_longer_runs_finished_or_not_and_is_never_restored(tmp_path):
     """Take(until=N): a run counts once its history has passed step N, done or not; its rows and its
     provenance stop there; nothing is trained for a run that has passed N, and restoring the shorter
