@@ -1,5 +1,8 @@
 """What many test files share: a small config, an agent and a batch built from seeds, a broken env, and a
-way to interrupt a training run at a step (``stop_at``)."""
+way to interrupt a training run at a step (``stop_at``), and the experiment scripts as modules."""
+
+import importlib.util
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -83,3 +86,14 @@ def stop_at(step: int):
         if t >= step:
             raise Interrupt
     return callback
+
+
+EXPERIMENT_SCRIPTS = Path(__file__).resolve().parent.parent / "experiments"
+
+
+def experiment_script(name: str):
+    """experiments/NAME.py as a module, loaded from its file (it imports only td3_lib)."""
+    spec = importlib.util.spec_from_file_location(f"experiment_{name}", EXPERIMENT_SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

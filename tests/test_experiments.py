@@ -2,13 +2,14 @@
 collect, the provenance a result records, and run directories as earlier code wrote them."""
 
 import csv
-import importlib.util
 import itertools
 import json
 from pathlib import Path
 
 import pytest
 
+from conftest import EXPERIMENT_SCRIPTS as SCRIPTS
+from conftest import experiment_script as script
 from td3_lib.course import experiments as runner
 from td3_lib.course.experiments import PENDULUM, Experiment, Sweep, Take
 from td3_lib.course.results import entry as shipped_entry
@@ -18,19 +19,10 @@ from td3_lib.provenance import NOT_RECORDED, PROVENANCE_NAME
 from td3_lib.run import history_csv, read_rows
 from td3_lib.sweep import DONE_NAME, PROBES, REGISTRY, open_sweep_dir, sweep_spec
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "experiments"
 FIELDS = ("variant", "policy_freq", "seed", "step", "eval_mean", "q_estimate", "wall_s")
 TOY = Sweep("toy-0", ("Pendulum-v1",), ("TD3", "DDPG"), (0, 1), steps=1000, probes=("critic",))
 TOY_EXPERIMENT = Experiment("toy.csv", "07", "Pendulum-v1", FIELDS, (Take(TOY, "TD3"), Take(TOY, "DDPG", "AHE")))
 MADE = {"commit": "c" * 40, "versions": {"torch": "2"}, "machine": {"cpu": "x", "torch_threads": 1}}
-
-
-def script(name: str):
-    """experiments/NAME.py as a module, loaded from its file (it imports only td3_lib)."""
-    spec = importlib.util.spec_from_file_location(f"experiment_{name}", SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def every_experiment():

@@ -15,13 +15,20 @@ code trains TD3 seed 3 to -1797.0024 at step 1,500 instead of -1797.0037, and DD
 evaluations before the first update are exact and TD3's evaluation after its first 500 updates agrees to
 one part in 10^4. The CPU moves that evaluation by under one part in 10^6; removing the delay, the
 smallest change of Table 2's ablation, moves it by more than five parts in 10^4 (TD3-DP seed 3: -1796.06
-in the shipped file, -1799.66 on the AMD EPYC)."""
+in the shipped file, -1799.66 on the AMD EPYC).
+
+Figure 3 on Hopper-v5 (target_networks_hopper_v5.csv) was made on both CPUs, and its entry records which
+run each made: a run that the CPU running the tests made is trained again to 30,000 steps, past its first
+5,000 updates, and gives its rows exactly; a critic learning rate changed by 3 parts in 10^5 fails it."""
+
+import dataclasses
 
 import pytest
 
+from conftest import experiment_script
 from td3_lib import provenance
 from td3_lib.course import results as shipped
-from td3_lib.course.experiments import PENDULUM
+from td3_lib.course.experiments import PENDULUM, FinishedRun, rows_of, run_name
 from td3_lib.run import HISTORY_NAME, read_history
 from td3_lib.sweep.grid import variant_config
 from td3_lib.sweep.tasks import train_variant
@@ -82,3 +89,39 @@ def test_on_any_cpu_a_shipped_run_agrees_until_its_first_updates_drift(tmp_path)
     assert_rows_equal(rows[:2], history[:2])  # the initial actor, before any update
     for column in ("eval_mean", "q_true"):  # after 500 updates
         assert rows[2][column] == pytest.approx(history[2][column], rel=1e-4), column
+
+
+HOPPER_RESULT = "target_networks_hopper_v5.csv"
+HOPPER_STEPS = 30_000
+"""Hopper-v5's 25,000 random steps, then 5,000 updates: 30 value estimates (five of them after the first
+update), 3 true values and 30 one-episode evaluations."""
+
+
+def runs_made_here(entry: dict) -> list[tuple[str, int]]:
+    """(name, seed) of each run of a result that this CPU made, by its entry's provenance groups."""
+    groups = entry.get("provenance", [entry])
+    return [(name, seed) for g in groups if made_on_this_cpu(g["machine"]) for name, seeds in g["runs"].items()
+            for seed in seeds]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", ["fixed policy", "learned policy"])
+def test_the_first_evaluations_of_a_shipped_hopper_run_made_on_this_cpu_are_trained_again_exactly(label, tmp_path):
+    """Figure 3 on Hopper-v5 was made on two CPUs, run by run: a run this CPU made, trained again past its
+    first 5,000 updates, gives the shipped rows exactly (at tau = 1 the fastest to drift)."""
+    experiment = experiment_script("target_networks").EXPERIMENTS["figure3-hopper"]
+    mine = [(name, seed) for name, seed in runs_made_here(shipped.entry(HOPPER_RESULT)) if name.startswith(label)]
+    if not mine:
+        pytest.skip(f"no {label} run of {HOPPER_RESULT} was made on this CPU ({provenance.cpu_model()!r})")
+    name, seed = mine[0]
+    take = next(t for t in experiment.takes if run_name(t, experiment) == name)
+    config = variant_config("Hopper-v5", take.variant, take.sweep.overrides, steps=HOPPER_STEPS)
+    train_variant("Hopper-v5", get_variant(take.variant), seed, config, tmp_path, "cpu",
+                  probes=tuple(map(get_probe, take.sweep.probes)))
+    run = FinishedRun(take, "Hopper-v5", seed, tmp_path, dataclasses.asdict(config),
+                      read_history(tmp_path / HISTORY_NAME), name)
+    again = [{k: v for k, v in row.items() if k != "wall_s"} for row in rows_of(run, experiment)]
+    rows = [{k: v for k, v in r.items() if k != "wall_s"} for r in shipped.load(HOPPER_RESULT)
+            if (r["variant"], r["tau"], r["seed"]) == (label, config.tau, seed) and r["step"] <= HOPPER_STEPS]
+    assert [r["step"] for r in rows] == list(range(1_000, HOPPER_STEPS + 1, 1_000))
+    assert again == rows
