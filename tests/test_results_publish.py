@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from td3_lib.course.experiments import CONFIG_FIELDS
-from td3_lib.course.results import load, manifest, results_dir
+from td3_lib.course.results import load, made_on, manifest, results_dir
 from td3_lib.course.results.__main__ import main as results_cli
 from td3_lib.course.results.publish import (entry_path, provenance_fields, publish, run_provenance_in_entry,
                                             write_result)
@@ -98,6 +98,22 @@ def test_every_shipped_entry_says_what_made_its_runs_or_that_it_was_recorded_aft
             labels = [k for k in rows[0] if k in ("variant", "seed", *CONFIG_FIELDS)]  # a run's row labels
             runs = {tuple(r[k] for k in labels): r for r in rows}.values()
             assert listed == Counter((r["variant"], r["seed"]) for r in runs), e["file"]
+
+
+def test_every_pendulum_result_was_made_by_one_commit():
+    """One configuration and seed is one run in every file that holds it (pendulum_variants.csv,
+    smoothing_pendulum.csv and pitfalls_pendulum.csv share TD3's runs): one commit made them all."""
+    commits = {e["file"]: e["commit"] for e in manifest() if e["env"] == "Pendulum-v1"}
+    assert len(commits) >= 7 and all(isinstance(c, str) and len(c) == 40 for c in commits.values()), commits
+    assert len(set(commits.values())) == 1, commits
+
+
+def test_made_on_names_each_machine_of_an_entry_with_its_threads():
+    assert made_on(entry()) == "a CPU, 1 torch thread per run"
+    two = {"machine": [MADE["machine"], {"cpu": "another CPU", "torch_threads": 2}]}
+    assert made_on(two) == "a CPU, 1 torch thread per run and another CPU, 2 torch threads per run"
+    assert made_on({"machine": [{"cpu": None, "torch_threads": 1}]}) == "a CPU not recorded, 1 torch thread per run"
+    assert made_on({"machine": None}) == "a machine not recorded"
 
 
 def test_an_entry_groups_its_runs_by_what_made_them():

@@ -48,6 +48,16 @@ def entry(file: str) -> dict:
     raise ValueError(f"No shipped result {file!r}; available: {have}.")
 
 
+def made_on(entry: dict) -> str:
+    """The CPUs that made a result, as its manifest entry records them, each with its torch threads per
+    run ("Intel(R) Xeon(R) Processor, 1 torch thread per run"); several are joined with "and"."""
+    machines = entry.get("machine")
+    named = [f"{m.get('cpu') or 'a CPU not recorded'}, {m['torch_threads']} torch "
+             f"thread{'' if m['torch_threads'] == 1 else 's'} per run"
+             for m in (machines if isinstance(machines, list) else [machines]) if m]
+    return " and ".join(named) or "a machine not recorded"
+
+
 def load(file: str) -> list[dict]:
     """The rows of a shipped result, numbers parsed (ints where the text is an integer)."""
     entry(file)
