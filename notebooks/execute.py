@@ -77,6 +77,13 @@ def execute(path: Path, quick: bool) -> None:
     nbformat.write(notebook, path)
 
 
+def fresh_runs(path: Path) -> None:
+    """Remove the lesson's own run folders (notebooks/runs/NN_*, NN its number), so that its stored outputs
+    are what a learner's first run gives, not a resumed earlier execution's."""
+    for folder in (path.parent / "runs").glob(f"{path.name[:2]}_*"):
+        shutil.rmtree(folder)
+
+
 def start_from_finished_run(path: Path) -> None:
     """Copy the finished run a lesson starts from into its checkpoint folder (unless that holds a run)."""
     source, folder, command = STARTS_FROM[path.name]
@@ -101,6 +108,7 @@ def main(argv=None) -> int:
         print(f"{path.name}: executing, {'quick mode' if args.quick else 'full budgets'} ...", flush=True)
         started = time.perf_counter()
         try:
+            fresh_runs(path)
             if path.name in STARTS_FROM and not args.quick:
                 start_from_finished_run(path)
             execute(path, args.quick)

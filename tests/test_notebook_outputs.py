@@ -106,13 +106,19 @@ def test_the_rules_catch_what_they_are_for(tmp_path):
         assert expected in problems, expected
 
 
+def execute_script():
+    """notebooks/execute.py as a module."""
+    spec = importlib.util.spec_from_file_location("execute_script", NOTEBOOKS[0].parent / "execute.py")
+    execute = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(execute)
+    return execute
+
+
 def test_a_lesson_that_starts_from_a_finished_run_gets_its_files_or_a_clear_refusal(tmp_path, monkeypatch):
     """notebooks/execute.py: lesson 06's full budget is a finished run of an experiment, copied into the
     lesson's checkpoint folder (the checkpoint, history and best actor; not the sweep's own files); a
     folder that holds a run is left alone, and a missing run is refused, naming the command that makes it."""
-    spec = importlib.util.spec_from_file_location("execute_script", NOTEBOOKS[0].parent / "execute.py")
-    execute = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(execute)
+    execute = execute_script()
     assert execute.STARTS_FROM["06_td3_assembled.ipynb"][2] == "python experiments/lesson_results.py hopper-v5-1m"
     run, folder = tmp_path / "sweep" / "seed0", tmp_path / "notebooks" / "runs" / "Hopper-v5-seed0"
     monkeypatch.setitem(execute.STARTS_FROM, "06_td3_assembled.ipynb", (run, folder, "python make.py"))
@@ -127,3 +133,15 @@ def test_a_lesson_that_starts_from_a_finished_run_gets_its_files_or_a_clear_refu
     (folder / "history.csv").write_text("the lesson's own")
     execute.start_from_finished_run(lesson)
     assert (folder / "history.csv").read_text() == "the lesson's own"
+
+
+def test_a_lesson_is_executed_without_the_runs_of_its_earlier_executions(tmp_path):
+    """notebooks/execute.py removes the lesson's own run folders first (a sweep would otherwise resume its
+    finished runs and store a call that trained nothing); other lessons' folders and lesson 06's starting
+    run stay."""
+    runs = tmp_path / "runs"
+    for name in ("07_ablation", "07_TD3", "06_your_agent", "Hopper-v5-seed0", "videos"):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "history.csv").write_text("x")
+    execute_script().fresh_runs(tmp_path / "07_ablations.ipynb")
+    assert sorted(p.name for p in runs.iterdir()) == ["06_your_agent", "Hopper-v5-seed0", "videos"]
