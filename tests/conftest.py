@@ -2,6 +2,7 @@
 way to interrupt a training run at a step (``stop_at``), and the experiment scripts as modules."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import gymnasium as gym
@@ -91,9 +92,18 @@ def stop_at(step: int):
 EXPERIMENT_SCRIPTS = Path(__file__).resolve().parent.parent / "experiments"
 
 
-def experiment_script(name: str):
-    """experiments/NAME.py as a module, loaded from its file (it imports only td3_lib)."""
-    spec = importlib.util.spec_from_file_location(f"experiment_{name}", EXPERIMENT_SCRIPTS / f"{name}.py")
+def script_module(path: Path, name: str, registered: bool = False):
+    """The script at ``path`` as a module called ``name``, loaded from its file (scripts are not a package).
+    ``registered`` puts it in sys.modules first, for a script whose dataclasses look their module up there;
+    left out, its functions pickle by value, as a Ray worker that cannot import it needs."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    if registered:
+        sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def experiment_script(name: str):
+    """experiments/NAME.py as a module (it imports only td3_lib)."""
+    return script_module(EXPERIMENT_SCRIPTS / f"{name}.py", f"experiment_{name}")

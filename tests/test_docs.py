@@ -1,12 +1,12 @@
 """The README is a front page and the pages under docs/ stay true to the tree: generated tables match
 their sources, every link resolves, and the module map names every module of td3_lib."""
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
+from conftest import script_module
 from td3_lib import TD3Config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -14,14 +14,7 @@ DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 
 
-def load_generator():
-    spec = importlib.util.spec_from_file_location("docs_generate", DOCS / "generate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-generate = load_generator()
+generate = script_module(DOCS / "generate.py", "docs_generate")
 
 
 def test_readme_is_a_front_page():

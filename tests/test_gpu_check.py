@@ -1,6 +1,5 @@
 """benchmarks/gpu_check.py: its arithmetic, and its smoke run on the CPU (the GPU run itself needs a GPU)."""
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -10,6 +9,7 @@ import gymnasium as gym
 import pytest
 import torch
 
+from conftest import script_module
 from td3_lib import preset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,11 +20,7 @@ SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
 def gpu_check():
     sys.path.insert(0, str(SCRIPT.parent))  # its sibling modules, as when it runs as a script
     try:
-        spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["gpu_check"] = module  # its dataclass looks its module up there
-        spec.loader.exec_module(module)
-        yield module
+        yield script_module(SCRIPT, "gpu_check", registered=True)
     finally:
         sys.path.remove(str(SCRIPT.parent))
 

@@ -18,7 +18,6 @@ notebooks themselves:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -108,10 +107,8 @@ def test_the_rules_catch_what_they_are_for(tmp_path):
 
 def execute_script():
     """notebooks/execute.py as a module."""
-    spec = importlib.util.spec_from_file_location("execute_script", NOTEBOOKS[0].parent / "execute.py")
-    execute = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(execute)
-    return execute
+    from conftest import script_module  # not at the top: notebooks/execute.py loads this file outside pytest
+    return script_module(NOTEBOOKS[0].parent / "execute.py", "execute_script")
 
 
 def test_a_lesson_that_starts_from_a_finished_run_gets_its_files_or_a_clear_refusal(tmp_path, monkeypatch):

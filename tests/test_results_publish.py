@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from td3_lib.course.experiments import CONFIG_FIELDS
+from td3_lib.course.experiments import CONFIG_FIELDS, run_label
 from td3_lib.course.results import load, made_on, manifest, results_dir
 from td3_lib.course.results.__main__ import main as results_cli
 from td3_lib.course.results.publish import (entry_path, provenance_fields, publish, run_provenance_in_entry,
@@ -93,7 +93,7 @@ def test_every_shipped_entry_says_what_made_its_runs_or_that_it_was_recorded_aft
             else:
                 assert group["versions"] and group["machine"]["cpu"], e["file"]
         if "provenance" in e:  # per group of runs: the groups cover every run of the file once, and no other
-            listed = Counter((name.split(" @ ")[0], s) for g in groups for name, seeds in g["runs"].items() for s in seeds)
+            listed = Counter((run_label(name), s) for g in groups for name, seeds in g["runs"].items() for s in seeds)
             rows = load(e["file"])
             labels = [k for k in rows[0] if k in ("variant", "seed", *CONFIG_FIELDS)]  # a run's row labels
             runs = {tuple(r[k] for k in labels): r for r in rows}.values()

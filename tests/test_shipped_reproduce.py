@@ -110,16 +110,17 @@ def test_the_first_evaluations_of_a_shipped_hopper_run_made_on_this_cpu_are_trai
     """Figure 3 on Hopper-v5 was made on two CPUs, run by run: a run this CPU made, trained again past its
     first 5,000 updates, gives the shipped rows exactly (at tau = 1 the fastest to drift)."""
     experiment = experiment_script("target_networks").EXPERIMENTS["figure3-hopper"]
-    mine = [(name, seed) for name, seed in runs_made_here(shipped.entry(HOPPER_RESULT)) if name.startswith(label)]
+    made_here = runs_made_here(shipped.entry(HOPPER_RESULT))
+    mine = [(take, seed) for take in experiment.takes if take.name == label
+            for seed in take.sweep.seeds if (run_name(take, experiment), seed) in made_here]
     if not mine:
         pytest.skip(f"no {label} run of {HOPPER_RESULT} was made on this CPU ({provenance.cpu_model()!r})")
-    name, seed = mine[0]
-    take = next(t for t in experiment.takes if run_name(t, experiment) == name)
+    take, seed = mine[0]
     config = variant_config("Hopper-v5", take.variant, take.sweep.overrides, steps=HOPPER_STEPS)
     train_variant("Hopper-v5", get_variant(take.variant), seed, config, tmp_path, "cpu",
                   probes=tuple(map(get_probe, take.sweep.probes)))
     run = FinishedRun(take, "Hopper-v5", seed, tmp_path, dataclasses.asdict(config),
-                      read_history(tmp_path / HISTORY_NAME), name)
+                      read_history(tmp_path / HISTORY_NAME), run_name(take, experiment))
     again = [{k: v for k, v in row.items() if k != "wall_s"} for row in rows_of(run, experiment)]
     rows = [{k: v for k, v in r.items() if k != "wall_s"} for r in shipped.load(HOPPER_RESULT)
             if (r["variant"], r["tau"], r["seed"]) == (label, config.tau, seed) and r["step"] <= HOPPER_STEPS]

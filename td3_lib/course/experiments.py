@@ -84,7 +84,7 @@ class Take:
 
     def holds(self, path: Path) -> bool:
         """Whether the run in ``path`` is far enough for this take: finished, or past ``until``."""
-        return (path / DONE_NAME).exists() or (self.until is not None and self.history(path) is not None)
+        return self.history(path) is not None
 
     def history(self, path: Path) -> list[dict] | None:
         """The history of the run in ``path`` once this take holds it (finished, or past ``until``), read
@@ -221,13 +221,22 @@ def local_ray(jobs: int | None, address: str | None):
         ray.shutdown()
 
 
+IN_SWEEP = " @ "
+"""What joins a run name's label to its sweep's directory."""
+
+
 def run_name(take: Take, experiment: Experiment) -> str:
     """The name a result's provenance gives the take's runs: its label, or ``LABEL @ SWEEP`` (its sweep's
     directory) where another take of the experiment has that label for one of the same seeds (Figure 3's
     update rates share theirs; a variant whose seeds are split between sweeps keeps its label)."""
     shared = any(t != take and t.name == take.name and set(t.sweep.seeds) & set(take.sweep.seeds)
                  for t in experiment.takes)
-    return f"{take.name} @ {take.sweep.dir}" if shared else take.name
+    return f"{take.name}{IN_SWEEP}{take.sweep.dir}" if shared else take.name
+
+
+def run_label(name: str) -> str:
+    """The take's label in a run name that ``run_name`` gave (the label, where the name adds its sweep)."""
+    return name.split(IN_SWEEP)[0]
 
 
 def collect(experiment: Experiment, args) -> list[FinishedRun]:
