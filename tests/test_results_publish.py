@@ -6,11 +6,11 @@ from collections import Counter
 
 import pytest
 
-from td3_lib.course.experiments import CONFIG_FIELDS, run_label
+from td3_lib.course.experiments import CONFIG_FIELDS
 from td3_lib.course.results import load, made_on, manifest, results_dir
 from td3_lib.course.results.__main__ import main as results_cli
-from td3_lib.course.results.publish import (entry_path, provenance_fields, publish, run_provenance_in_entry,
-                                            write_result)
+from td3_lib.course.results.publish import (entry_path, provenance_fields, publish, run_label,
+                                            run_provenance_in_entry, write_result)
 from td3_lib.run import read_rows
 
 FIELDS = ("variant", "seed", "step", "eval_mean", "wall_s")

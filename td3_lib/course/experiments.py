@@ -42,7 +42,7 @@ from ..run import HISTORY_NAME, history_csv, read_history, read_rows
 from ..sweep import (DONE_NAME, SPEC_NAME, SweepRun, open_sweep_dir, parse_seeds, spec_difference,
                       start_local_ray, sweep, sweep_spec)
 from . import tasks  # noqa: F401  (registers the course's tasks, variants and probes, which experiments name)
-from .results.publish import entry_of_file, provenance_fields, run_provenance_in_entry, write_result
+from .results.publish import IN_SWEEP, entry_of_file, provenance_fields, run_provenance_in_entry, write_result
 
 ROOT = Path("runs/lesson_results")
 OUT = Path("runs/results")
@@ -221,10 +221,6 @@ def local_ray(jobs: int | None, address: str | None):
         ray.shutdown()
 
 
-IN_SWEEP = " @ "
-"""What joins a run name's label to its sweep's directory."""
-
-
 def run_name(take: Take, experiment: Experiment) -> str:
     """The name a result's provenance gives the take's runs: its label, or ``LABEL @ SWEEP`` (its sweep's
     directory) where another take of the experiment has that label for one of the same seeds (Figure 3's
@@ -232,11 +228,6 @@ def run_name(take: Take, experiment: Experiment) -> str:
     shared = any(t != take and t.name == take.name and set(t.sweep.seeds) & set(take.sweep.seeds)
                  for t in experiment.takes)
     return f"{take.name}{IN_SWEEP}{take.sweep.dir}" if shared else take.name
-
-
-def run_label(name: str) -> str:
-    """The take's label in a run name that ``run_name`` gave (the label, where the name adds its sweep)."""
-    return name.split(IN_SWEEP)[0]
 
 
 def collect(experiment: Experiment, args) -> list[FinishedRun]:

@@ -26,6 +26,14 @@ PROVENANCE_KEYS = ("commit", "versions", "machine")
 MADE_KEYS = PROVENANCE_KEYS + ("note", "recorded_afterwards", "shipped_in")
 """What says how a run was made; a run's record may also hold ``from_step`` and ``restored_from``, which do not."""
 
+IN_SWEEP = " @ "
+"""What joins a run name's label to its sweep's directory (``LABEL @ SWEEP``) in a provenance group."""
+
+
+def run_label(name: str) -> str:
+    """The label in a provenance group's run name (the name itself, or the part before its sweep)."""
+    return name.split(IN_SWEEP)[0]
+
 
 def entry_path(csv_path: Path) -> Path:
     """Where a written result keeps its manifest entry: beside it, ``NAME.csv.json``."""
