@@ -63,6 +63,9 @@ def seeds_of(entry: dict) -> str:
 
 
 def wall_clock(seconds: float) -> str:
+    """``48 s``, ``81 min``, ``2.2 h``: seconds under 2 minutes, minutes under 2 hours, then hours."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 

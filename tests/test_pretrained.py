@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import script_module
 from td3_lib import CheckpointError, TD3, TD3Config, evaluate, train
 from td3_lib.pretrained import (TEST_EPISODES, TEST_SEED, available, export_pretrained, held_out_test,
                                 load_pretrained, reference_history, shipped_test_result, write_test_result)
@@ -66,12 +67,29 @@ def test_every_shipped_agent_has_its_held_out_test_stored():
         assert "td3_lib" in result["versions"] and "torch" in result["versions"]
 
 
-def test_readme_quotes_each_agents_stored_test():
+def readme_agents() -> dict[str, tuple[str, str]]:
+    """The README's trained agents: for each, its 'steps trained' cell and its test result."""
     section = README.read_text().split("## Trained agents", 1)[1].split("\n## ", 1)[0]
-    rows = {m[1]: m[2] for m in re.finditer(r"^\| ([\w-]+-v\d) \| .*? \| (-?[\d.]+ ± [\d.]+) \|", section, re.M)}
+    return {m[1]: (m[2], m[3]) for m in re.finditer(r"^\| ([\w-]+-v\d) \| (.*?) \| (-?[\d.]+ ± [\d.]+) \|", section, re.M)}
+
+
+def test_readme_quotes_each_agents_stored_test():
+    rows = readme_agents()
     for env_id in available():
         result = shipped_test_result(env_id)
-        assert rows.get(env_id) == f"{result['mean']:.1f} ± {result['std']:.1f}", env_id
+        assert rows[env_id][1] == f"{result['mean']:.1f} ± {result['std']:.1f}", env_id
+
+
+def test_readme_gives_each_agents_steps_wall_clock_and_best_evaluation_from_its_history():
+    wall_clock = script_module(README.parent / "docs" / "generate.py", "docs_generate").wall_clock
+    rows = readme_agents()
+    for env_id in available():
+        history = reference_history(env_id)
+        best = max(history, key=lambda row: row["eval_mean"])
+        steps_trained = rows[env_id][0]
+        assert steps_trained.startswith(f"{history[-1]['step']:,}"), env_id
+        assert f"({wall_clock(history[-1]['wall_s'])})" in steps_trained, env_id
+        assert f"best evaluation at {best['step']:,}" in steps_trained, env_id
 
 
 def test_held_out_test_is_the_noise_free_evaluation_on_the_test_seeds(tmp_path):
