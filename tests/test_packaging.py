@@ -1,4 +1,5 @@
-"""The built wheel: it carries the shipped agents and results, and PyBullet only as an extra."""
+"""The built wheel: it carries the shipped agents and results, the paper's learning curves, and PyBullet
+only as an extra."""
 
 import subprocess
 import sys
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from td3_lib.course.paper import PAPER_TASKS
 from td3_lib.pretrained import available
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +35,8 @@ def test_wheel_carries_the_package_data(wheel):
     shipped = {p.name for p in (ROOT / "td3_lib" / "course" / "results").glob("*.csv")}
     in_wheel = {n.split("/")[-1] for n in names if n.startswith("td3_lib/course/results/") and n.endswith(".csv")}
     assert in_wheel == shipped
+    paper = {f"td3_lib/course/paper/TD3_{task}-v1.csv" for task in PAPER_TASKS} | {"td3_lib/course/paper/LICENSE"}
+    assert paper <= names, sorted(paper - names)
 
 
 def test_pybullet_is_only_an_extra(wheel):

@@ -14,6 +14,8 @@
 ``diagram``       the update drawn as a diagram, one part highlighted per lesson
 ``quiz``          the lessons' quizzes, their answers sealed in ``quiz.json``
 ``results``       full-budget results over seeds, shipped for the lessons (``publish`` adds one)
+``paper``         the paper's own TD3 learning curves (sfujim/TD3, 10 seeds on HalfCheetah, Hopper,
+                  Walker2d and Ant), to score with ``td3_lib.stats`` as the paper's Tables 1 and 2
 
 The engine (``td3_lib.train`` and what it uses) never imports this package.
 """
