@@ -168,17 +168,21 @@ def test_takes_that_share_a_label_keep_their_own_provenance_in_the_entry_and_whe
     assert [runner.run_provenance(r, again.root)[0]["machine"] for r in restored] == [MADE["machine"], other["machine"]]
 
 
-def test_hopper_v5_after_restoring_the_shipped_result_trains_only_its_third_sweep(tmp_path):
+def test_hopper_v5_after_restoring_the_shipped_result_trains_only_the_runs_it_lacks(tmp_path):
     """--restore td3_lib/course/results/hopper_v5_variants.csv: the shipped runs come back as finished
     runs, each with the provenance its entry gives it, and collect writes the shipped rows again exactly;
-    what is left to train is the third sweep, the ablations' seeds 3 and 4."""
+    what is left to train is the runs of the experiment that the shipped entry does not list (of the
+    third sweep, seeds 3 and 4 of the ablations)."""
     experiment = script("lesson_results").EXPERIMENTS["hopper-v5"]
     args = args_for(tmp_path, experiments={"a": experiment, "b": None})
     shipped = results_dir() / "hopper_v5_variants.csv"
     runner.restore(experiment, shipped, args)
     pending = [(sweep.dir, r.variant, r.seed) for sweep in runner.sweeps_of(experiment)
                for r in runner.cells(experiment, sweep, args) if not (r.path(args.root / sweep.dir) / DONE_NAME).exists()]
-    assert pending == [("hopper-v5-2", v, s) for v in ("TD3-CDQ", "TD3-TPS", "TD3-DP") for s in (3, 4)]
+    shipped_runs = shipped_entry("hopper_v5_variants.csv")["runs"]
+    assert pending == [("hopper-v5-2", r.variant, r.seed) for r in runner.cells(experiment, experiment.takes[-1].sweep, args)
+                       if r.seed not in shipped_runs[r.variant]]
+    assert sum(len(seeds) for seeds in shipped_runs.values()) + len(pending) == 25  # 5 variants x 5 seeds
     runs = runner.collect(experiment, args)
     path = runner.write(experiment, runs, args, "python experiments/lesson_results.py hopper-v5")
     assert path.read_text() == shipped.read_text()
