@@ -37,7 +37,10 @@ def markdown_table(head: list[str], rows: list[list[str]]) -> str:
 
 
 def cell(value) -> str:
-    """A manifest value as text: a dict as ``key value`` pairs, a list joined by commas."""
+    """A manifest value as text: a dict as ``key value`` pairs, a list joined by commas, and a value the
+    runs did not record (``None``: runs made before td3_lib recorded provenance) as ``not recorded``."""
+    if value is None:
+        return "not recorded"
     if isinstance(value, dict):
         return ", ".join(f"{k} {cell(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):

@@ -40,6 +40,9 @@ def test_results_table_shows_each_entry_and_provenance_only_where_recorded():
     assert rows[0].endswith("| command | commit | versions |")
     assert rows[2].endswith("| not recorded | not recorded |")
     assert rows[3].endswith("| abc123 | torch 2.13.0, mujoco 4.0.0 |")
+    # Runs of one entry made before and after provenance was recorded: those before read "not recorded".
+    mixed = dict(entry, file="z.csv", commit=[None, "abc123"], versions=[None, {"torch": "2.13.0"}])
+    assert generate.results_table([mixed]).splitlines()[2].endswith("| not recorded, abc123 | not recorded, torch 2.13.0 |")
 
 
 def test_presets_table_shows_each_preset_and_other_settings_where_changed():

@@ -171,8 +171,8 @@ def test_takes_that_share_a_label_keep_their_own_provenance_in_the_entry_and_whe
 def test_hopper_v5_after_restoring_the_shipped_result_trains_only_the_runs_it_lacks(tmp_path):
     """--restore td3_lib/course/results/hopper_v5_variants.csv: the shipped runs come back as finished
     runs, each with the provenance its entry gives it, and collect writes the shipped rows again exactly;
-    what is left to train is the runs of the experiment that the shipped entry does not list (of the
-    third sweep, seeds 3 and 4 of the ablations)."""
+    what is left to train is exactly the runs of the experiment that the shipped entry does not list (none,
+    now that its three sweeps are shipped whole)."""
     experiment = script("lesson_results").EXPERIMENTS["hopper-v5"]
     args = args_for(tmp_path, experiments={"a": experiment, "b": None})
     shipped = results_dir() / "hopper_v5_variants.csv"

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from td3_lib.course import results as shipped
+from td3_lib.course.paper import learning_curves
 from td3_lib.stats import (bootstrap_ci, bootstrap_difference_ci, final_score, mean_and_std, over_seeds,
                            paired_permutation_p_value, permutation_p_value, score_row, table1_score, table2_score)
 
@@ -125,9 +126,9 @@ def test_score_row():
 
 def test_the_shipped_hopper_ablation_gives_the_numbers_the_course_quotes():
     """docs/results.md quotes the Hopper-v5 ablation (300,000 steps): each variant's score (mean ± std over
-    its seeds of a run's last 3 evaluations) and each difference it names, with its interval and p. Each is
-    computed here from the shipped CSV and looked for in the page, so a new result fails this test until the
-    page quotes it."""
+    its seeds of a run's last 3 evaluations) and each difference it names, with its interval and p; smoothing's
+    peak height; and the authors' own TD3 runs cut at 300,000 steps. Each is computed here from the shipped
+    CSV and looked for in the page, so a new result fails this test until the page quotes it."""
     page = " ".join((Path(__file__).resolve().parent.parent / "docs" / "results.md").read_text().split())
     rows = shipped.load("hopper_v5_variants.csv")
     scores = {v: shipped.finals(rows, v, last_k=3) for v in ("TD3", "DDPG", "TD3-CDQ", "TD3-TPS", "TD3-DP")}
@@ -139,6 +140,17 @@ def test_the_shipped_hopper_ablation_gives_the_numbers_the_course_quotes():
         quoted = (f"{minus(f'{scores[a].mean() - scores[b].mean():+.1f}')}, interval "
                   f"[{minus(f'{low:+.1f}')}, {minus(f'{high:+.1f}')}], p = {permutation_p_value(scores[a], scores[b]):.3f}")
         assert quoted in page, (a, b, quoted)
+    # Smoothing's probe: the critic's peak height at the actor's action, without smoothing minus with.
+    peak = {v: shipped.finals(rows, v, "q_peak", last_k=3) for v in ("TD3", "TD3-TPS")}
+    low, high = bootstrap_difference_ci(peak["TD3-TPS"], peak["TD3"])
+    assert (f"{peak['TD3'].mean():.3f} ± {peak['TD3'].std(ddof=1):.3f} with smoothing against "
+            f"{peak['TD3-TPS'].mean():.3f} ± {peak['TD3-TPS'].std(ddof=1):.3f} without (without minus with: "
+            f"{peak['TD3-TPS'].mean() - peak['TD3'].mean():+.3f}, interval [{minus(f'{low:+.3f}')}, "
+            f"{minus(f'{high:+.3f}')}], p = {permutation_p_value(peak['TD3-TPS'], peak['TD3']):.3f})") in page
+    # The mark beside them: the authors' own 10 TD3 runs cut at 300,000 steps, scored the same way, quoted once.
+    paper_300k = np.array([final_score([r for r in run if r["step"] <= 300_000], 3)
+                           for run in learning_curves("Hopper-v5")])
+    assert page.count(f"{paper_300k.mean():.1f} ± {paper_300k.std(ddof=1):.1f}") == 1
 
 
 def test_paired_permutation_p_value_counts_every_sign_flip():
