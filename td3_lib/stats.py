@@ -7,7 +7,8 @@ A run's score is read off its history (one row per evaluation):
 - ``table2_score``: the paper's Table 2, each run's mean over its last 10 evaluations, then the
   mean and std over seeds;
 - ``table1_score``: the paper's Table 1, the maximum over evaluation steps of the mean-over-seeds
-  curve (seeds aligned on the evaluation step), with the std over seeds at that step.
+  curve (seeds aligned on the evaluation step), with the std over seeds at that step;
+- any of them at an earlier step of a longer run: ``up_to(history, step)``.
 
 Over seeds: ``mean_and_std`` (std with ddof 1), ``bootstrap_ci`` and ``bootstrap_difference_ci``
 (percentile bootstrap, ``scipy.stats.bootstrap``: the seeds resampled with replacement 10,000
@@ -51,6 +52,16 @@ def final_score(history: list[dict], last_k: int = LAST_K, column="eval_mean") -
     if last_k < 1:
         raise ValueError(f"last_k={last_k!r}: it must be an integer >= 1.")
     return float(np.mean([value_of(h, column) for h in history[-last_k:]]))
+
+
+def up_to(history: list[dict], step: int) -> list[dict]:
+    """A run's history as it stood at ``step``: its evaluations at that step and before (so that a
+    longer run is scored as a shorter one would have been). A run that has not reached ``step`` is
+    refused, rather than scored on fewer steps than asked."""
+    if not history or history[-1]["step"] < step:
+        reached = history[-1]["step"] if history else 0
+        raise ValueError(f"step={step:,}: the run reached only {reached:,} steps; ask for a step it has reached.")
+    return [row for row in history if row["step"] <= step]
 
 
 def mean_and_std(scores) -> tuple[float, float]:

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import script_module
 from td3_lib import TD3Config
+from td3_lib.stats import bootstrap_difference_ci, permutation_p_value
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -43,6 +44,60 @@ def test_results_table_shows_each_entry_and_provenance_only_where_recorded():
     # Runs of one entry made before and after provenance was recorded: those before read "not recorded".
     mixed = dict(entry, file="z.csv", commit=[None, "abc123"], versions=[None, {"torch": "2.13.0"}])
     assert generate.results_table([mixed]).splitlines()[2].endswith("| not recorded, abc123 | not recorded, torch 2.13.0 |")
+
+
+def synthetic_ablation(scores: dict[str, list[float]], bias: dict[str, float]) -> list[dict]:
+    """Rows of a Hopper-like result: each seed's 3 evaluations score its value, with a constant bias."""
+    return [{"variant": v, "seed": seed, "step": step, "eval_mean": score, "q_true": 100.0,
+             "q_estimate": 100.0 + bias[v] + seed} for v, seeds in scores.items()
+            for seed, score in enumerate(seeds) for step in (10_000, 20_000, 30_000)]
+
+
+def test_ablation_table_gives_each_variant_against_td3_and_the_papers_runs_cut_at_the_step():
+    scores = {"TD3": [10, 11, 12, 13, 14], "DDPG": [0, 1, 1, 4, 4], "TD3-CDQ": [9, 12, 10, 14, 13],
+              "TD3-TPS": [11, 12, 13, 14, 15], "TD3-DP": [12, 12, 12, 12, 12]}
+    rows = synthetic_ablation(scores, {"TD3": -3, "DDPG": 1, "TD3-CDQ": -10, "TD3-TPS": -5, "TD3-DP": -2})
+    paper = [[{"step": s, "eval_mean": float(s // 1000 + k)} for s in range(10_000, 60_000, 10_000)] for k in (0, 2)]
+    lines = generate.ablation_table(rows, paper, 30_000).splitlines()
+    assert lines[0] == ("| variant | seeds | score at 30,000 steps | critic's bias | minus TD3 | 95% interval | p "
+                        "| separates |")
+    assert lines[2] == "| TD3 | 5 | 12.0 ± 1.6 | −1.0 ± 1.6 (above 0 on 1 of 5) |  |  |  |  |"
+    # DDPG: every seed below every TD3 seed, so p is 2 of the 252 splits; its interval is lesson 07's
+    # TD3 - DDPG, negated.
+    td3_low, td3_high = bootstrap_difference_ci(scores["TD3"], scores["DDPG"])
+    assert lines[3] == (f"| DDPG (AHE) | 5 | 2.0 ± 1.9 | +3.0 ± 1.6 (above 0 on 5 of 5) | −10.0 "
+                        f"| [{-td3_high:+.1f}, {-td3_low:+.1f}] | 0.008 | yes |".replace("-", "−"))
+    assert lines[4].startswith("| TD3 − CDQ | 5 | 11.6 ± 2.1 | −8.0 ± 1.6 (above 0 on 0 of 5) | −0.4 |")
+    assert lines[4].endswith(f"| {permutation_p_value(scores['TD3-CDQ'], scores['TD3']):.3f} | no |")
+    assert lines[5].split(" | ")[4:6] == ["+1.0", "[{:+.1f}, {:+.1f}]".format(
+        *bootstrap_difference_ci(scores["TD3-TPS"], scores["TD3"])).replace("-", "−")]
+    assert lines[6].startswith("| TD3 − DP | 5 | 12.0 ± 0.0 |")
+    # The paper's runs at 30,000 steps: each the mean of its evaluations at 10k, 20k and 30k (20 and 22).
+    assert lines[7] == ("| the paper's TD3 (its authors' runs: Hopper-v1, the paper's settings) | 2 | 21.0 ± 1.4 "
+                        "| not published |  |  |  |  |")
+    with pytest.raises(ValueError, match="reached only 50,000 steps"):
+        generate.ablation_table(rows, paper, 60_000)
+
+
+def test_a_difference_separates_only_when_its_interval_excludes_0_and_p_is_below_005():
+    assert generate.separates(0.1, 5.0, 0.049) and generate.separates(-5.0, -0.1, 0.01)
+    assert not generate.separates(-0.1, 5.0, 0.01)  # the interval holds 0
+    assert not generate.separates(0.1, 5.0, 0.05)   # p is not below 0.05
+
+
+def test_the_readme_says_what_its_ablation_table_shows():
+    """The README's prose around the generated table: no return separates, the bias is above 0 on every
+    seed without clipped double Q and below it on every seed with it, and the paper's runs score higher."""
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("| variant | seeds | score at"):].split("\n\n")[0].splitlines()[2:]
+    cells = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in table}
+    assert "no variant's return separates from TD3's" in text
+    assert [c[7] for name, c in cells.items() if c[7].strip(" |")] == ["no |"] * 4
+    without_cdq = ("DDPG (AHE)", "TD3 − CDQ")
+    for name in ("TD3", "DDPG (AHE)", "TD3 − CDQ", "TD3 − TPS", "TD3 − DP"):
+        assert cells[name][3].endswith(f"(above 0 on {5 if name in without_cdq else 0} of 5)"), name
+    paper = next(c for name, c in cells.items() if name.startswith("the paper's"))
+    assert all(float(paper[2].split(" ± ")[0]) > float(c[2].split(" ± ")[0]) for c in cells.values() if c is not paper)
 
 
 def test_presets_table_shows_each_preset_and_other_settings_where_changed():

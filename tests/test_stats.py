@@ -10,7 +10,8 @@ import pytest
 from td3_lib.course import results as shipped
 from td3_lib.course.paper import learning_curves
 from td3_lib.stats import (bootstrap_ci, bootstrap_difference_ci, final_score, mean_and_std, over_seeds,
-                           paired_permutation_p_value, permutation_p_value, score_row, table1_score, table2_score)
+                           paired_permutation_p_value, permutation_p_value, score_row, table1_score, table2_score,
+                           up_to)
 
 
 def history(values, start=1000, every=1000) -> list[dict]:
@@ -24,6 +25,18 @@ def test_final_score_is_the_mean_of_the_last_k_evaluations():
     assert final_score(runs, 2, column=lambda row: row["eval_mean"] / 10) == pytest.approx(-12.5)
     with pytest.raises(ValueError, match="last_k=0"):
         final_score(runs, 0)
+
+
+def test_up_to_is_the_history_as_it_stood_at_a_step_and_refuses_a_step_not_reached():
+    history = [{"step": s, "eval_mean": float(s // 1000)} for s in (5000, 10000, 15000, 20000)]
+    assert up_to(history, 10000) == history[:2]
+    assert up_to(history, 12000) == history[:2]  # between evaluations: the last one before it
+    assert up_to(history, 20000) == history
+    assert final_score(up_to(history, 15000), 2) == (10 + 15) / 2
+    with pytest.raises(ValueError, match="step=25,000: the run reached only 20,000 steps"):
+        up_to(history, 25000)
+    with pytest.raises(ValueError, match="reached only 0 steps"):
+        up_to([], 5000)
 
 
 def test_mean_and_std_over_seeds():
@@ -148,8 +161,7 @@ def test_the_shipped_hopper_ablation_gives_the_numbers_the_course_quotes():
             f"{peak['TD3-TPS'].mean() - peak['TD3'].mean():+.3f}, interval [{minus(f'{low:+.3f}')}, "
             f"{minus(f'{high:+.3f}')}], p = {permutation_p_value(peak['TD3-TPS'], peak['TD3']):.3f})") in page
     # The mark beside them: the authors' own 10 TD3 runs cut at 300,000 steps, scored the same way, quoted once.
-    paper_300k = np.array([final_score([r for r in run if r["step"] <= 300_000], 3)
-                           for run in learning_curves("Hopper-v5")])
+    paper_300k = np.array([final_score(up_to(run, 300_000), 3) for run in learning_curves("Hopper-v5")])
     assert page.count(f"{paper_300k.mean():.1f} ± {paper_300k.std(ddof=1):.1f}") == 1
 
 
