@@ -86,8 +86,9 @@ def test_a_difference_separates_only_when_its_interval_excludes_0_and_p_is_below
 
 
 def test_the_readme_says_what_its_ablation_table_shows():
-    """The README's prose around the generated table: no return separates, the bias is above 0 on every
-    seed without clipped double Q and below it on every seed with it, and the paper's runs score higher."""
+    """The README's prose around the generated table: no return separates, TD3 − DP's is above TD3's, the
+    bias is above 0 on every seed without clipped double Q and below it on every seed with it, and the
+    paper's runs score higher."""
     text = (ROOT / "README.md").read_text()
     table = text[text.index("| variant | seeds | score at"):].split("\n\n")[0].splitlines()[2:]
     cells = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in table}
@@ -96,6 +97,7 @@ def test_the_readme_says_what_its_ablation_table_shows():
     without_cdq = ("DDPG (AHE)", "TD3 − CDQ")
     for name in ("TD3", "DDPG (AHE)", "TD3 − CDQ", "TD3 − TPS", "TD3 − DP"):
         assert cells[name][3].endswith(f"(above 0 on {5 if name in without_cdq else 0} of 5)"), name
+    assert "TD3 − DP's mean is even above TD3's" in text and cells["TD3 − DP"][4].startswith("+")
     paper = next(c for name, c in cells.items() if name.startswith("the paper's"))
     assert all(float(paper[2].split(" ± ")[0]) > float(c[2].split(" ± ")[0]) for c in cells.values() if c is not paper)
 
