@@ -25,7 +25,7 @@ import numpy as np
 from td3_lib.config import PRESET_ENVS, TD3Config, preset
 from td3_lib.course import results as shipped
 from td3_lib.course.paper import learning_curves
-from td3_lib.stats import LAST_K, bootstrap_difference_ci, final_score, permutation_p_value, up_to
+from td3_lib.stats import LAST_K, difference, final_score, up_to
 
 DOCS = Path(__file__).resolve().parent
 MANIFEST = DOCS.parent / "td3_lib" / "course" / "results" / "manifest.json"
@@ -137,11 +137,6 @@ def signed(x: float, fmt: str = "+.1f") -> str:
     return format(x, fmt).replace("-", "−")
 
 
-def separates(low: float, high: float, p: float) -> bool:
-    """The course's rule: a difference separates when its 95% interval excludes 0 and p < 0.05."""
-    return (low > 0 or high < 0) and p < 0.05
-
-
 def ablation_row(rows: list[dict], variant: str) -> list[str]:
     """One variant of the ablation: seeds, score, the critic's bias, and its difference from TD3."""
     x, td3 = shipped.finals(rows, variant, last_k=LAST_K), shipped.finals(rows, "TD3", last_k=LAST_K)
@@ -150,14 +145,10 @@ def ablation_row(rows: list[dict], variant: str) -> list[str]:
            f"{signed(bias.mean())} ± {bias.std(ddof=1):.1f} (above 0 on {np.sum(bias > 0)} of {len(bias)})"]
     if variant == "TD3":
         return row + [""] * 4
-    if variant == "DDPG":  # lesson 07 computes TD3 - DDPG; negated here, its interval is the lesson's own
-        td3_low, td3_high = bootstrap_difference_ci(td3, x)
-        low, high = -td3_high, -td3_low
-    else:
-        low, high = bootstrap_difference_ci(x, td3)
-    p = permutation_p_value(x, td3)
-    return row + [signed(x.mean() - td3.mean()), f"[{signed(low)}, {signed(high)}]", f"{p:.3f}",
-                  "yes" if separates(low, high, p) else "no"]
+    # DDPG: lesson 07 computes TD3 - DDPG; negated here, its interval is the lesson's own
+    d = -difference(td3, x) if variant == "DDPG" else difference(x, td3)
+    return row + [signed(d.mean), f"[{signed(d.low)}, {signed(d.high)}]", f"{d.p:.3f}",
+                  "yes" if d.separates else "no"]
 
 
 def ablation_table(rows: list[dict], paper_runs: list[list[dict]], step: int) -> str:

@@ -15,6 +15,8 @@ Over seeds: ``mean_and_std`` (std with ddof 1), ``bootstrap_ci`` and ``bootstrap
 times from ``numpy.random.default_rng(seed)``), and ``permutation_p_value`` (the exact two-sided
 permutation test: every split of the pooled scores counted), and for paired seeds
 ``paired_permutation_p_value`` (the exact sign-flip test: every flip of the differences' signs counted).
+Two variants compared: ``difference(a, b)``, the difference of their means with its interval and p,
+and whether it *separates* (the course's rule: the interval excludes 0 and p < 0.05).
 
 SciPy refuses a sample of one score. For the bootstrap that case is computed here: one score
 resampled is that score, so the interval of a difference is the other side's, shifted. The
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -39,6 +42,8 @@ PAPER_LAST_K = 10
 N_RESAMPLES = 10_000
 MAX_SPLITS = 1_000_000
 """The most splits the exact permutation test counts."""
+ALPHA = 0.05
+"""A difference separates when its 1 - ALPHA (95%) bootstrap interval excludes 0 and its p is below ALPHA."""
 
 
 def value_of(row: dict, column) -> float:
@@ -171,6 +176,42 @@ def paired_permutation_p_value(a, b) -> float:
     signs = np.array(list(itertools.product((1.0, -1.0), repeat=d.size)))
     means = np.abs(signs @ d) / d.size
     return float(np.mean(means >= abs(d.mean()) * (1 - 1e-12)))  # the observed signs count, despite rounding
+
+
+@dataclass(frozen=True)
+class Difference:
+    """mean(a) - mean(b) over seeds, with its 95% percentile bootstrap interval [low, high], the exact
+    permutation test's two-sided p, and the number of seeds on each side."""
+
+    mean: float
+    low: float
+    high: float
+    p: float
+    seeds: tuple[int, int]
+
+    @property
+    def separates(self) -> bool:
+        """The course's rule: the interval excludes 0 and p < ALPHA (0.05); a difference that does not
+        separate is one these seeds cannot tell from no difference."""
+        return (self.low > 0 or self.high < 0) and self.p < ALPHA
+
+    def __neg__(self) -> "Difference":
+        """mean(b) - mean(a), with this difference's interval and p (negated, not computed again)."""
+        return Difference(-self.mean, -self.high, -self.low, self.p, self.seeds[::-1])
+
+    def text(self, fmt: str = "+.1f") -> str:
+        """``+703.2, 95% interval [-61.6, +1391.2], p = 0.127 (5 v 5 seeds): does not separate``."""
+        verdict = "separates" if self.separates else "does not separate"
+        return (f"{self.mean:{fmt}}, 95% interval [{self.low:{fmt}}, {self.high:{fmt}}], p = {self.p:.3f} "
+                f"({self.seeds[0]} v {self.seeds[1]} seeds): {verdict}")
+
+
+def difference(a, b) -> Difference:
+    """mean(a) - mean(b) of two variants' scores over seeds (independent seeds: ``bootstrap_difference_ci``
+    and ``permutation_p_value``)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    low, high = bootstrap_difference_ci(a, b, confidence=1 - ALPHA)
+    return Difference(float(a.mean() - b.mean()), low, high, permutation_p_value(a, b), (a.size, b.size))
 
 
 def score_row(env_id: str, variant: str, scores: list[float]) -> dict:

@@ -79,12 +79,6 @@ def test_ablation_table_gives_each_variant_against_td3_and_the_papers_runs_cut_a
         generate.ablation_table(rows, paper, 60_000)
 
 
-def test_a_difference_separates_only_when_its_interval_excludes_0_and_p_is_below_005():
-    assert generate.separates(0.1, 5.0, 0.049) and generate.separates(-5.0, -0.1, 0.01)
-    assert not generate.separates(-0.1, 5.0, 0.01)  # the interval holds 0
-    assert not generate.separates(0.1, 5.0, 0.05)   # p is not below 0.05
-
-
 def test_the_readme_says_what_its_ablation_table_shows():
     """The README's prose around the generated table: no return separates, TD3 − DP's is above TD3's, the
     bias is above 0 on every seed without clipped double Q and below it on every seed with it, and the

@@ -9,9 +9,9 @@ import pytest
 
 from td3_lib.course import results as shipped
 from td3_lib.course.paper import learning_curves
-from td3_lib.stats import (bootstrap_ci, bootstrap_difference_ci, final_score, mean_and_std, over_seeds,
-                           paired_permutation_p_value, permutation_p_value, score_row, table1_score, table2_score,
-                           up_to)
+from td3_lib.stats import (Difference, bootstrap_ci, bootstrap_difference_ci, difference, final_score,
+                           mean_and_std, over_seeds, paired_permutation_p_value, permutation_p_value, score_row,
+                           table1_score, table2_score, up_to)
 
 
 def history(values, start=1000, every=1000) -> list[dict]:
@@ -128,6 +128,27 @@ def test_permutation_p_value_equals_a_count_over_every_relabelling():
         gaps = [abs(pooled[list(i)].mean() - np.delete(pooled, list(i)).mean())
                 for i in itertools.combinations(range(n_a + n_b), n_a)]
         assert permutation_p_value(a, b) == pytest.approx(np.mean([g >= observed - 1e-9 for g in gaps]))
+
+
+def test_difference_is_the_gap_of_the_means_with_its_interval_and_p():
+    # every a above every b, 5 against 5: p is 2 of the 252 splits, the interval the bootstrap's
+    a, b = [10.0, 11.0, 12.0, 13.0, 14.0], [0.0, 1.0, 1.0, 4.0, 4.0]
+    d = difference(a, b)
+    assert (d.mean, (d.low, d.high), d.p, d.seeds) == (10.0, bootstrap_difference_ci(a, b), pytest.approx(2 / 252),
+                                                        (5, 5))
+    assert d.separates
+    # b - a: the same interval and p, negated; the seeds swap sides
+    assert -d == Difference(-10.0, -d.high, -d.low, d.p, (5, 5))
+    assert (-difference([1.0, 2.0], [4.0, 5.0, 9.0])).seeds == (3, 2)
+    assert d.text() == f"+10.0, 95% interval [{d.low:+.1f}, {d.high:+.1f}], p = 0.008 (5 v 5 seeds): separates"
+    assert Difference(-0.5, -1.0, 0.25, 0.5, (3, 3)).text(".2f") == (
+        "-0.50, 95% interval [-1.00, 0.25], p = 0.500 (3 v 3 seeds): does not separate")
+
+
+def test_a_difference_separates_only_when_its_interval_excludes_0_and_p_is_below_005():
+    assert Difference(1.0, 0.1, 5.0, 0.049, (5, 5)).separates and Difference(-1.0, -5.0, -0.1, 0.01, (5, 5)).separates
+    assert not Difference(1.0, -0.1, 5.0, 0.01, (5, 5)).separates   # the interval holds 0
+    assert not Difference(1.0, 0.1, 5.0, 0.05, (5, 5)).separates    # p is not below 0.05
 
 
 def test_score_row():

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 from ..progress import progress_bar
-# The scores a sweep reports are td3_lib.stats's, importable from here too (lesson 07 does).
+# The scores a sweep reports are td3_lib.stats's, importable from here too.
 from ..stats import (LAST_K, bootstrap_ci, bootstrap_difference_ci, final_score, mean_and_std,
                      permutation_p_value, score_row)
 from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, check_overrides, grid, open_sweep_dir,

@@ -12,6 +12,10 @@ Here each task is one CSV, ``TD3_<Task>-v1.csv``, with the columns ``seed,step,e
 exactly. ``learning_curves`` returns the 10 runs as histories (rows ``{"seed", "step",
 "eval_mean"}``), step 0 left out as the paper leaves it out: 200 evaluations per run, the input
 ``td3_lib.stats.table1_score`` and ``table2_score`` take.
+
+The paper's two tables on these four tasks are here too, as it prints them (``TABLE1``, ``TABLE2``),
+so that a result set beside them is set beside one copy; tests/test_paper.py computes TD3's entries
+again from the curves.
 """
 
 from __future__ import annotations
@@ -21,6 +25,36 @@ from importlib import resources
 
 PAPER_TASKS = ("HalfCheetah", "Hopper", "Walker2d", "Ant")
 """The four tasks whose curves are shipped here (of the paper's seven MuJoCo tasks)."""
+
+TABLE1 = {
+    "HalfCheetah": {"TD3": (9636.95, 859.07), "DDPG (Lillicrap et al.)": 3305.60, "DDPG": 8577.29},
+    "Hopper": {"TD3": (3564.07, 114.74), "DDPG (Lillicrap et al.)": 2020.46, "DDPG": 1860.02},
+    "Walker2d": {"TD3": (4682.82, 539.64), "DDPG (Lillicrap et al.)": 1843.85, "DDPG": 3098.11},
+    "Ant": {"TD3": (4372.44, 1000.33), "DDPG (Lillicrap et al.)": 1005.30, "DDPG": 888.77},
+}
+"""The paper's Table 1, "max average return over 10 trials of 1 million time steps": the highest point
+of the mean-over-seeds curve. TD3 as (mean, std over its 10 seeds at that step, ddof 0); "DDPG" is the
+paper's re-tuned DDPG ("Our DDPG", what td3_lib's ``DDPG`` variant is), "DDPG (Lillicrap et al.)" the
+original."""
+
+TABLE2 = {
+    "HalfCheetah": {"TD3": 9532.99, "TD3-DP": 9590.65, "TD3-TPS": 8987.69, "TD3-CDQ": 9792.80,
+                    "DDPG (Lillicrap et al.)": 3162.50, "DDPG": 8401.02, "DDPG+DP": 7588.64,
+                    "DDPG+TPS": 9023.40, "DDPG+CDQ": 6470.20},
+    "Hopper": {"TD3": 3304.75, "TD3-DP": 2407.42, "TD3-TPS": 2392.59, "TD3-CDQ": 1837.32,
+               "DDPG (Lillicrap et al.)": 1731.94, "DDPG": 1061.77, "DDPG+DP": 1465.11,
+               "DDPG+TPS": 907.56, "DDPG+CDQ": 1134.14},
+    "Walker2d": {"TD3": 4565.24, "TD3-DP": 4695.50, "TD3-TPS": 4033.67, "TD3-CDQ": 2579.39,
+                 "DDPG (Lillicrap et al.)": 1520.90, "DDPG": 2362.13, "DDPG+DP": 2459.53,
+                 "DDPG+TPS": 2961.36, "DDPG+CDQ": 3979.21},
+    "Ant": {"TD3": 4185.06, "TD3-DP": 3754.26, "TD3-TPS": 4155.24, "TD3-CDQ": 849.75,
+            "DDPG (Lillicrap et al.)": 816.35, "DDPG": 564.07, "DDPG+DP": 896.13, "DDPG+TPS": 872.17,
+            "DDPG+CDQ": 3818.71},
+}
+"""The paper's Table 2, its ablation: each run's mean over its last 10 evaluations (of 1 million
+steps), the mean over 10 seeds, named as td3_lib names its variants: TD3 without one trick ("TD3-DP",
+the paper's "TD3 - DP"), and the re-tuned DDPG ("DDPG", the paper's AHE) with one trick added
+("DDPG+DP", the paper's "AHE + DP"); "DDPG (Lillicrap et al.)" is the original DDPG."""
 
 
 def paper_env_id(env_id: str) -> str:
