@@ -110,7 +110,7 @@ def add_sweep_parser(sub) -> None:
     s = sub.add_parser("sweep", help="train environments x variants x seeds as Ray tasks; summarize them",
                        description="Train every environment x variant x seed (each an ordinary train run "
                                    "in OUT/ENV/VARIANT/seedS/) as Ray tasks, then write summary.csv, "
-                                   "summary.md (the paper's Table 2) and curves-ENV.png in --out. "
+                                   "summary.md (the paper's Table 2, then each variant minus TD3) and curves-ENV.png in --out. "
                                    "Started again with the same --out, it skips finished runs and "
                                    "resumes the others.")
     s.add_argument("--env", action="append", required=True, help="environment id; repeat for several")

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +17,11 @@ import torch
 from td3_lib import preset, train
 from td3_lib.__main__ import main
 from td3_lib.run import CHECKPOINT_NAME, read_history
-from td3_lib.sweep import (DONE_NAME, ERROR_NAME, SWITCHES, VARIANTS, bootstrap_ci, final_score, load_sweep,
-                           open_sweep_dir, parse_overrides, parse_seeds, read_summary, sweep, sweep_spec,
+from td3_lib.stats import difference
+from td3_lib.sweep import (DONE_NAME, ERROR_NAME, SWITCHES, VARIANTS, RunRecord, SweepRun, bootstrap_ci, final_score,
+                           load_sweep, open_sweep_dir, parse_overrides, parse_seeds, read_summary, sweep, sweep_spec,
                            variant_config)
+from td3_lib.sweep.summary import differences_markdown
 
 ENV = "Pendulum-v1"
 TINY = dict(hidden_sizes=(32, 32), start_timesteps=200, eval_freq=200, eval_episodes=1, batch_size=32)
@@ -78,6 +81,33 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert err.count("\n") == 1 and f"Cannot reach a Ray cluster at 127.0.0.1:{port}" in err
     ray = pytest.importorskip("ray")
     assert not ray.is_initialized()  # refused before Ray, which would retry the address for minutes
+
+
+def finished_runs(scores: dict) -> list[RunRecord]:
+    """Finished runs whose final score (the mean of their last 3 evaluations) is the given one."""
+    return [RunRecord(SweepRun(env, variant, seed), Path(f"{env}/{variant}/seed{seed}"), "finished",
+                      [{"step": 100 * i, "eval_mean": score} for i in range(1, 5)])
+            for (env, variant), seeds in scores.items() for seed, score in enumerate(seeds)]
+
+
+def test_summary_sets_each_variant_against_td3_with_the_courses_difference():
+    scores = {(ENV, "TD3"): [10.0, 11.0, 12.0, 13.0, 14.0], (ENV, "DDPG"): [0.0, 1.0, 1.0, 4.0, 4.0],
+              (ENV, "TD3-DP"): [9.0, 12.0, 15.0], ("Hopper-v5", "TD3"): [5.0, 6.0], ("Hopper-v5", "DDPG"): [7.0],
+              ("Hopper-v5", "TD3-DP"): [1.0, 2.0]}
+    runs = finished_runs(scores) + [RunRecord(SweepRun(ENV, "DDPG", 9), Path("failed"), "failed", [])]
+    spec = {"envs": [ENV, "Hopper-v5"], "variants": ["DDPG", "TD3", "TD3-DP"], "seeds": [0, 1, 2, 3, 4]}
+    lines = differences_markdown(spec, runs).splitlines()
+    assert lines[0].startswith("Each variant minus TD3:") and lines[2] == "| Method | Pendulum-v1 | Hopper-v5 |"
+    d = difference(scores[ENV, "DDPG"], scores[ENV, "TD3"])  # TD3 is the baseline though DDPG comes first
+    assert lines[4] == (f"| DDPG − TD3 | {d.mean:+.1f} [{d.low:+.1f}, {d.high:+.1f}], p = 0.008: separates "
+                        "| — |")  # Hopper: DDPG has one seed, no interval
+    d = difference(scores[ENV, "TD3-DP"], scores[ENV, "TD3"])
+    e = difference(scores["Hopper-v5", "TD3-DP"], scores["Hopper-v5", "TD3"])
+    assert lines[5] == (f"| TD3-DP − TD3 | {d.mean:+.1f} [{d.low:+.1f}, {d.high:+.1f}], p = {d.p:.3f}: does not "
+                        f"separate | {e.mean:+.1f} [{e.low:+.1f}, {e.high:+.1f}], p = 0.333: does not separate |")
+    # without TD3 the first variant is the baseline; one variant alone has nothing to be set against
+    assert "| TD3-DP − DDPG |" in differences_markdown(dict(spec, variants=["DDPG", "TD3-DP"]), runs)
+    assert differences_markdown(dict(spec, variants=["TD3"]), runs) == ""
 
 
 def test_another_sweep_in_the_same_directory_is_refused(tmp_path):
@@ -202,6 +232,7 @@ def test_sweep_equals_train_survives_a_lost_worker_and_skips_finished_runs(tmp_p
                                  "ci_low": pytest.approx(low), "ci_high": pytest.approx(high)}
     table = (out / "summary.md").read_text()
     assert "| Method | Pendulum-v1 |" in table and "last 3 evaluations" in table
+    assert "| DDPG − TD3 | " in table.split("Each variant minus TD3")[1]
     assert (out / f"curves-{ENV}.png").stat().st_size > 0
 
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file() and p.parent != out}

@@ -12,7 +12,8 @@ and the sweep's overrides, and lives in its own run directory::
                          error.txt  the traceback, when train raised
                          lock       held (flock) by the worker training the run; it holds host and pid
     OUT/summary.csv                 env, variant, n_seeds, mean, std, ci_low, ci_high
-    OUT/summary.md                  the same as a markdown table in the shape of the paper's Table 2
+    OUT/summary.md                  the same as a markdown table in the shape of the paper's Table 2, then each
+                                    variant minus TD3 (interval, p, whether it separates)
     OUT/curves-ENV.png              learning curves per variant, mean and band over seeds
 
 A run is finished when its ``done.json`` exists; nothing ever writes into a

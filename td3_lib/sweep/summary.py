@@ -1,19 +1,22 @@
 """A sweep's results: each run's status and final score, one row per environment x variant (mean,
-std and a bootstrap interval over seeds), summary.csv and the paper's Table 2 layout.
+std and a bootstrap interval over seeds), summary.csv, the paper's Table 2 layout, and each variant
+against the baseline (TD3 where the sweep has it): the difference, its interval, p, and whether it
+separates.
 
-The scores and statistics are ``td3_lib.stats``'s (``final_score``, ``score_row``), the figure
-``td3_lib.plots``'s, the CSV ``td3_lib.tables``'s."""
+The scores and statistics are ``td3_lib.stats``'s (``final_score``, ``score_row``, ``difference``),
+the figure ``td3_lib.plots``'s, the CSV ``td3_lib.tables``'s."""
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..checkpoint import atomic_write_text
 from ..plots import plot_curves
 from ..run import CHECKPOINT_NAME, HISTORY_NAME, read_history
-from ..stats import LAST_K, final_score, score_row
+from ..stats import LAST_K, MAX_SPLITS, difference, final_score, score_row
 from ..tables import read_rows, write_rows
 from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, grid
 from .tasks import is_running
@@ -108,11 +111,15 @@ def load_sweep(out_dir, last_k: int = LAST_K) -> SweepResult:
     return SweepResult(out_dir, spec, runs, summary_rows(spec, runs, last_k), last_k)
 
 
+def finished_scores(runs: list[RunRecord], env_id: str, variant: str, last_k: int = LAST_K) -> list[float]:
+    """The final scores of one environment x variant's finished runs, seed by seed."""
+    return [final_score(r.history, last_k) for r in runs
+            if r.env_id == env_id and r.variant == variant and r.status == "finished"]
+
+
 def summary_rows(spec: dict, runs: list[RunRecord], last_k: int = LAST_K) -> list[dict]:
     """One row per environment x variant over its finished runs."""
-    return [score_row(e, v, [final_score(r.history, last_k) for r in runs
-                             if r.env_id == e and r.variant == v and r.status == "finished"])
-            for e in spec["envs"] for v in spec["variants"]]
+    return [score_row(e, v, finished_scores(runs, e, v, last_k)) for e in spec["envs"] for v in spec["variants"]]
 
 
 def read_summary(path) -> list[dict]:
@@ -146,13 +153,51 @@ def format_cell(row: dict, best: float | None, n_seeds: int) -> str:
     return text if row["n_seeds"] == n_seeds else f"{text} (n={row['n_seeds']})"
 
 
+def baseline_of(variants) -> str:
+    """The variant the others are set against: TD3 where the sweep has it, else its first."""
+    return "TD3" if "TD3" in variants else variants[0]
+
+
+def difference_cell(a: list[float], b: list[float]) -> str:
+    """mean(a) - mean(b), its 95% bootstrap interval, p and the verdict; a dash where a side has fewer
+    than 2 seeds (no spread to resample) or more than the exact permutation test counts."""
+    if min(len(a), len(b)) < 2 or math.comb(len(a) + len(b), len(a)) > MAX_SPLITS:
+        return "—"
+    d = difference(a, b)
+    return (f"{d.mean:+.1f} [{d.low:+.1f}, {d.high:+.1f}], p = {d.p:.3f}: "
+            + ("separates" if d.separates else "does not separate"))
+
+
+def differences_markdown(spec: dict, runs: list[RunRecord], last_k: int = LAST_K) -> str:
+    """Each variant against the baseline on each environment (``td3_lib.stats.difference`` of their
+    final scores over seeds); empty for a sweep of one variant."""
+    envs, variants = spec["envs"], spec["variants"]
+    base = baseline_of(variants)
+    others = [v for v in variants if v != base]
+    if not others:
+        return ""
+    lines = [f"Each variant minus {base}: the difference of the mean final returns, its 95% bootstrap "
+             "interval and the exact permutation test's p. A difference *separates* when the interval "
+             "excludes 0 and p < 0.05; one that does not, these seeds cannot tell from no difference "
+             "(—: fewer than 2 seeds on a side, or more than the exact test counts).", "",
+             "| Method | " + " | ".join(envs) + " |", "| --- |" + " --- |" * len(envs)]
+    for v in others:
+        cells = [difference_cell(finished_scores(runs, e, v, last_k), finished_scores(runs, e, base, last_k))
+                 for e in envs]
+        lines.append(f"| {v} − {base} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def summarize(out_dir, last_k: int = LAST_K) -> SweepResult:
     """Read a sweep directory and write its results: summary.csv (one row per environment x
     variant, final score = mean of the last ``last_k`` evaluations, a 95% bootstrap interval
-    over seeds), summary.md (the paper's Table 2 shape) and curves-ENV.png per environment."""
+    over seeds), summary.md (the paper's Table 2 shape, then each variant against the baseline) and
+    curves-ENV.png per environment."""
     result = load_sweep(out_dir, last_k)
     write_rows(result.summary, result.out_dir / SUMMARY_NAME, SUMMARY_FIELDS)
-    atomic_write_text(table2_markdown(result.spec, result.summary, last_k), result.out_dir / TABLE_NAME)
+    tables = [table2_markdown(result.spec, result.summary, last_k),
+              differences_markdown(result.spec, result.runs, last_k)]
+    atomic_write_text("\n".join(t for t in tables if t), result.out_dir / TABLE_NAME)
     for env_id in result.spec["envs"]:
         curves = {v: [r.history for r in result.finished if r.env_id == env_id and r.variant == v]
                   for v in result.spec["variants"]}
