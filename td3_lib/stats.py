@@ -142,6 +142,11 @@ def bootstrap_difference_ci(a, b, confidence: float = 0.95, n_resamples: int = N
     return percentile_bootstrap((a, b), difference_of_means, confidence, n_resamples, seed)
 
 
+def countable(n_a: int, n_b: int) -> bool:
+    """Whether the exact permutation test can count every split of n_a and n_b scores (MAX_SPLITS)."""
+    return math.comb(n_a + n_b, n_a) <= MAX_SPLITS
+
+
 def permutation_p_value(a, b) -> float:
     """Exact two-sided permutation test of mean(a) - mean(b): the share of all ways of splitting the
     pooled scores into groups of len(a) and len(b) whose difference of means is at least as large
@@ -151,7 +156,7 @@ def permutation_p_value(a, b) -> float:
     if a.size == 0 or b.size == 0:
         raise ValueError(f"A permutation test needs scores on both sides; got {a.size} and {b.size}.")
     pooled, n, splits = np.concatenate([a, b]), a.size, math.comb(a.size + b.size, a.size)
-    if splits > MAX_SPLITS:
+    if not countable(a.size, b.size):
         raise ValueError(f"{a.size} and {b.size} seeds: too many splits to count exactly (over a million).")
     observed, total, count = abs(a.mean() - b.mean()), pooled.sum(), 0
     for idx in itertools.combinations(range(pooled.size), n):
@@ -195,15 +200,19 @@ class Difference:
         separate is one these seeds cannot tell from no difference."""
         return (self.low > 0 or self.high < 0) and self.p < ALPHA
 
+    @property
+    def verdict(self) -> str:
+        """``separates`` or ``does not separate``, as the course's tables and lessons print it."""
+        return "separates" if self.separates else "does not separate"
+
     def __neg__(self) -> "Difference":
         """mean(b) - mean(a), with this difference's interval and p (negated, not computed again)."""
         return Difference(-self.mean, -self.high, -self.low, self.p, self.seeds[::-1])
 
     def text(self, fmt: str = "+.1f") -> str:
         """``+703.2, 95% interval [-61.6, +1391.2], p = 0.127 (5 v 5 seeds): does not separate``."""
-        verdict = "separates" if self.separates else "does not separate"
         return (f"{self.mean:{fmt}}, 95% interval [{self.low:{fmt}}, {self.high:{fmt}}], p = {self.p:.3f} "
-                f"({self.seeds[0]} v {self.seeds[1]} seeds): {verdict}")
+                f"({self.seeds[0]} v {self.seeds[1]} seeds): {self.verdict}")
 
 
 def difference(a, b) -> Difference:

@@ -9,7 +9,7 @@ import pytest
 
 from td3_lib.course import results as shipped
 from td3_lib.course.paper import learning_curves
-from td3_lib.stats import (Difference, bootstrap_ci, bootstrap_difference_ci, difference, final_score,
+from td3_lib.stats import (Difference, bootstrap_ci, bootstrap_difference_ci, countable, difference, final_score,
                            mean_and_std, over_seeds, paired_permutation_p_value, permutation_p_value, score_row,
                            table1_score, table2_score, up_to)
 
@@ -149,6 +149,16 @@ def test_a_difference_separates_only_when_its_interval_excludes_0_and_p_is_below
     assert Difference(1.0, 0.1, 5.0, 0.049, (5, 5)).separates and Difference(-1.0, -5.0, -0.1, 0.01, (5, 5)).separates
     assert not Difference(1.0, -0.1, 5.0, 0.01, (5, 5)).separates   # the interval holds 0
     assert not Difference(1.0, 0.1, 5.0, 0.05, (5, 5)).separates    # p is not below 0.05
+    assert Difference(1.0, 0.1, 5.0, 0.049, (5, 5)).verdict == "separates"
+    assert Difference(1.0, 0.1, 5.0, 0.05, (5, 5)).verdict == "does not separate"
+    assert Difference(1.0, -0.1, 5.0, 0.01, (5, 5)).verdict == "does not separate"
+
+
+def test_countable_says_whether_the_exact_test_counts_every_split():
+    assert countable(5, 5) and countable(11, 11)          # 252 and 705,432 splits
+    assert not countable(11, 12) and not countable(12, 12)  # 1,352,078 and 2,704,156 splits
+    with pytest.raises(ValueError, match="too many splits"):
+        permutation_p_value(list(range(12)), list(range(12)))
 
 
 def test_score_row():

@@ -99,12 +99,13 @@ def test_summary_sets_each_variant_against_td3_with_the_courses_difference():
     lines = differences_markdown(spec, runs).splitlines()
     assert lines[0].startswith("Each variant minus TD3:") and lines[2] == "| Method | Pendulum-v1 | Hopper-v5 |"
     d = difference(scores[ENV, "DDPG"], scores[ENV, "TD3"])  # TD3 is the baseline though DDPG comes first
-    assert lines[4] == (f"| DDPG − TD3 | {d.mean:+.1f} [{d.low:+.1f}, {d.high:+.1f}], p = 0.008: separates "
-                        "| — |")  # Hopper: DDPG has one seed, no interval
+    assert lines[4] == (f"| DDPG − TD3 | {d.mean:+.1f}, 95% interval [{d.low:+.1f}, {d.high:+.1f}], p = 0.008 "
+                        "(5 v 5 seeds): separates | — |")  # Hopper: DDPG has one seed, no interval
     d = difference(scores[ENV, "TD3-DP"], scores[ENV, "TD3"])
     e = difference(scores["Hopper-v5", "TD3-DP"], scores["Hopper-v5", "TD3"])
-    assert lines[5] == (f"| TD3-DP − TD3 | {d.mean:+.1f} [{d.low:+.1f}, {d.high:+.1f}], p = {d.p:.3f}: does not "
-                        f"separate | {e.mean:+.1f} [{e.low:+.1f}, {e.high:+.1f}], p = 0.333: does not separate |")
+    assert lines[5] == (f"| TD3-DP − TD3 | {d.mean:+.1f}, 95% interval [{d.low:+.1f}, {d.high:+.1f}], "
+                        f"p = {d.p:.3f} (3 v 5 seeds): does not separate | {e.mean:+.1f}, 95% interval "
+                        f"[{e.low:+.1f}, {e.high:+.1f}], p = 0.333 (2 v 2 seeds): does not separate |")
     # without TD3 the first variant is the baseline; one variant alone has nothing to be set against
     assert "| TD3-DP − DDPG |" in differences_markdown(dict(spec, variants=["DDPG", "TD3-DP"]), runs)
     assert differences_markdown(dict(spec, variants=["TD3"]), runs) == ""

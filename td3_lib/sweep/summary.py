@@ -9,14 +9,13 @@ the figure ``td3_lib.plots``'s, the CSV ``td3_lib.tables``'s."""
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..checkpoint import atomic_write_text
 from ..plots import plot_curves
 from ..run import CHECKPOINT_NAME, HISTORY_NAME, read_history
-from ..stats import LAST_K, MAX_SPLITS, difference, final_score, score_row
+from ..stats import LAST_K, countable, difference, final_score, score_row
 from ..tables import read_rows, write_rows
 from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, grid
 from .tasks import is_running
@@ -159,13 +158,11 @@ def baseline_of(variants) -> str:
 
 
 def difference_cell(a: list[float], b: list[float]) -> str:
-    """mean(a) - mean(b), its 95% bootstrap interval, p and the verdict; a dash where a side has fewer
-    than 2 seeds (no spread to resample) or more than the exact permutation test counts."""
-    if min(len(a), len(b)) < 2 or math.comb(len(a) + len(b), len(a)) > MAX_SPLITS:
+    """mean(a) - mean(b), its 95% bootstrap interval, p and the verdict (``Difference.text``); a dash where
+    a side has fewer than 2 seeds (no spread to resample) or more than the exact permutation test counts."""
+    if min(len(a), len(b)) < 2 or not countable(len(a), len(b)):
         return "—"
-    d = difference(a, b)
-    return (f"{d.mean:+.1f} [{d.low:+.1f}, {d.high:+.1f}], p = {d.p:.3f}: "
-            + ("separates" if d.separates else "does not separate"))
+    return difference(a, b).text()
 
 
 def differences_markdown(spec: dict, runs: list[RunRecord], last_k: int = LAST_K) -> str:
@@ -177,7 +174,7 @@ def differences_markdown(spec: dict, runs: list[RunRecord], last_k: int = LAST_K
     if not others:
         return ""
     lines = [f"Each variant minus {base}: the difference of the mean final returns, its 95% bootstrap "
-             "interval and the exact permutation test's p. A difference *separates* when the interval "
+             "interval, the exact permutation test's p and the seeds on each side. A difference *separates* when the interval "
              "excludes 0 and p < 0.05; one that does not, these seeds cannot tell from no difference "
              "(—: fewer than 2 seeds on a side, or more than the exact test counts).", "",
              "| Method | " + " | ".join(envs) + " |", "| --- |" + " --- |" * len(envs)]
