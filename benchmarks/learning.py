@@ -181,7 +181,8 @@ def plot(result: dict, path: Path) -> None:
         ax.set_ylabel(f"evaluation return (mean of {result['eval_episodes']} episodes)")
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
-    fig.suptitle(f"TD3 on {result['env_id']}: td3_lib vs Stable-Baselines3 (mean ± std over seeds)")
+    contenders = "td3_lib vs Stable-Baselines3" if "sb3" in result["runs"] else "td3_lib's settings compared"
+    fig.suptitle(f"TD3 on {result['env_id']}: {contenders} (mean ± std over seeds)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
