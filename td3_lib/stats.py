@@ -155,9 +155,9 @@ def permutation_p_value(a, b) -> float:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.size == 0 or b.size == 0:
         raise ValueError(f"A permutation test needs scores on both sides; got {a.size} and {b.size}.")
-    pooled, n, splits = np.concatenate([a, b]), a.size, math.comb(a.size + b.size, a.size)
     if not countable(a.size, b.size):
         raise ValueError(f"{a.size} and {b.size} seeds: too many splits to count exactly (over a million).")
+    pooled, n, splits = np.concatenate([a, b]), a.size, math.comb(a.size + b.size, a.size)
     observed, total, count = abs(a.mean() - b.mean()), pooled.sum(), 0
     for idx in itertools.combinations(range(pooled.size), n):
         in_a = pooled[list(idx)].sum()

@@ -174,8 +174,9 @@ def differences_markdown(spec: dict, runs: list[RunRecord], last_k: int = LAST_K
     if not others:
         return ""
     lines = [f"Each variant minus {base}: the difference of the mean final returns, its 95% bootstrap "
-             "interval, the exact permutation test's p and the seeds on each side. A difference *separates* when the interval "
-             "excludes 0 and p < 0.05; one that does not, these seeds cannot tell from no difference "
+             "interval, the exact permutation test's p and the seeds on each side. A difference "
+             "*separates* when the interval excludes 0 and p < 0.05; one that does not, these seeds "
+             "cannot tell from no difference "
              "(—: fewer than 2 seeds on a side, or more than the exact test counts).", "",
              "| Method | " + " | ".join(envs) + " |", "| --- |" + " --- |" * len(envs)]
     for v in others:
