@@ -58,22 +58,39 @@ class Plan:
     """What one check runs: the full one on a GPU, or the smoke one on the CPU."""
 
     device: str
+    """Where everything runs: "cuda" or "cpu"."""
     test_files: tuple[str, ...]
+    """The test files pytest runs first."""
     tests_timeout_s: float
+    """The most seconds the tests may take."""
     sizes: tuple[tuple[int, ...], ...]
+    """The network sizes whose update throughput is measured."""
     batch: int
+    """Minibatch size of the measured updates."""
     buffer: int
+    """Transitions in the replay buffer the measured updates sample from."""
     contenders: tuple[str, ...]
+    """Ways of running the update that are timed side by side ("eager", "compile", ...)."""
     compile_backend: str
+    """torch.compile's backend ("inductor"; "eager" in the smoke check, which generates no code)."""
     rounds: int
+    """Interleaved rounds of timed blocks per contender."""
     block_seconds: float
+    """About how long one timed block of updates lasts."""
     env_id: str
+    """The environment of the short training run."""
     random_steps: int
+    """Its random steps before learning."""
     learning_steps: int
+    """Its learning steps after them."""
     eval_every: int
+    """Its evaluation period, in steps."""
     train_overrides: dict
+    """TD3Config fields set on its preset."""
     graph_runs: tuple[bool, ...]
+    """The cuda_graph setting of each training run."""
     budget_s: float
+    """Seconds the whole check may take."""
 
 
 def gpu_plan(env_id: str, budget_s: float) -> Plan:

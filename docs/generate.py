@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from td3_lib.config import PRESET_ENVS, TD3Config, preset
+from td3_lib.run import wall_clock
 from td3_lib.course import results as shipped
 from td3_lib.course.paper import learning_curves
 from td3_lib.stats import LAST_K, difference, final_score, up_to
@@ -72,13 +73,6 @@ def seeds_of(entry: dict) -> str:
         if sorted(seeds) != sorted(entry["seeds"]):
             fewer.setdefault(seeds_text(seeds), []).append(variant)
     return "; ".join([seeds_text(entry["seeds"])] + [f"{', '.join(v)}: {s}" for s, v in fewer.items()])
-
-
-def wall_clock(seconds: float) -> str:
-    """``48 s``, ``81 min``, ``2.2 h``: seconds under 2 minutes, minutes under 2 hours, then hours."""
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 def results_table(entries: list[dict]) -> str:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import warnings
 from pathlib import Path
 
-from .checkpoint import CheckpointError
+from .arguments import OneLineParser, nonnegative_int, positive_int
+from .envs import RenderingUnavailable
 from .plots import plot_history
-from .run import best_evaluation, load_agent
+from .run import load_agent
 from .training import TrainingDiverged
 from .video import record
 
@@ -21,34 +21,10 @@ estimate against the true discounted return, the value at the start states, roug
 height along the action: ``td3_lib.course.analysis.critic_probe``)."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad argument in one line (status 2), without the usage block."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _int_at_least(minimum: int):
-    """An argparse type: an integer >= minimum, else a one-line error."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(
-                f"{value} must be a positive integer" if minimum == 1 else f"{value} must be an integer >= {minimum}")
-        return value
-    return parse
-
-
-_positive_int, _nonnegative_int = _int_at_least(1), _int_at_least(0)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m td3_lib", description="Train, evaluate and watch TD3 agents.",
+    parser = OneLineParser(prog="python -m td3_lib", description="Train, evaluate and watch TD3 agents.",
                      epilog=EPILOG)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for add in (add_train_parser, add_play_parser, add_evaluate_parser, add_sweep_parser):
         add(sub)
     return parser
@@ -60,13 +36,13 @@ def add_train_parser(sub) -> None:
                                    "best_actor.pt (the best evaluation's actor), history.csv, "
                                    "curve.png and a video in --out.")
     t.add_argument("--env", required=True, help="environment id, e.g. Pendulum-v1, BipedalWalker-v3")
-    t.add_argument("--steps", type=_positive_int,
+    t.add_argument("--steps", type=positive_int,
                    help="environment steps in all (default: the preset's; with --resume, the saved run's)")
     t.add_argument("--preset", default="course", metavar="NAME",
                    help="course (default: the course's settings) or paper (the paper's hyper-parameters)")
     t.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a TD3Config field, e.g. --set hidden_sizes=64,64 --set actor_lr=1e-3")
-    t.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed (default 0)")
+    t.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (default 0)")
     t.add_argument("--device", default="auto", help="auto (GPU if there is one), cpu, cuda or cuda:N")
     t.add_argument("--out", type=Path, help="run directory (default runs/ENV-seedS)")
     t.add_argument("--resume", action="store_true", help="continue the run saved in --out")
@@ -90,8 +66,8 @@ def add_play_parser(sub) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("checkpoint", nargs="?", type=Path, help="checkpoint file written by train")
     src.add_argument("--pretrained", metavar="ENV_ID", help="use the agent shipped for this environment")
-    p.add_argument("--episodes", type=_positive_int, default=1, help="episodes to record (default 1)")
-    p.add_argument("--seed", type=_nonnegative_int, default=0, help="reset seed of the first episode")
+    p.add_argument("--episodes", type=positive_int, default=1, help="episodes to record (default 1)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="reset seed of the first episode")
     p.add_argument("--out", type=Path, help="video directory (default: videos/ beside the checkpoint)")
 
 
@@ -99,8 +75,8 @@ def add_evaluate_parser(sub) -> None:
     e = sub.add_parser("evaluate", help="print the mean and std return of a trained agent",
                        description="Evaluate a checkpoint over noise-free episodes.")
     e.add_argument("checkpoint", type=Path, help="checkpoint file written by train")
-    e.add_argument("--episodes", type=_positive_int, default=10, help="episodes (default 10)")
-    e.add_argument("--seed", type=_nonnegative_int, default=1000,
+    e.add_argument("--episodes", type=positive_int, default=10, help="episodes (default 10)")
+    e.add_argument("--seed", type=nonnegative_int, default=1000,
                    help="reset seed of the first episode (default 1000, unused in training)")
 
 
@@ -117,7 +93,7 @@ def add_sweep_parser(sub) -> None:
     s.add_argument("--variants", default="TD3",
                    help=f"comma-separated, of {', '.join(VARIANTS)} (default TD3)")
     s.add_argument("--seeds", default="0", help="e.g. 0,1,2 or 0-4 (default 0)")
-    s.add_argument("--steps", type=_positive_int, help="environment steps per run (default: the preset's)")
+    s.add_argument("--steps", type=positive_int, help="environment steps per run (default: the preset's)")
     s.add_argument("--preset", default="course", metavar="NAME",
                    help="course (default: the course's settings) or paper (the paper's hyper-parameters)")
     s.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
@@ -127,7 +103,7 @@ def add_sweep_parser(sub) -> None:
     s.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                    help="auto: a GPU share per run when the cluster has GPUs (default)")
     s.add_argument("--gpus-per-run", type=float, default=0.25, help="share of a GPU per run (default 0.25)")
-    s.add_argument("--last-k", type=_positive_int, default=LAST_K,
+    s.add_argument("--last-k", type=positive_int, default=LAST_K,
                    help=f"final score = mean of each run's last K evaluations (default {LAST_K})")
     add_probe_option(s)
     s.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -142,34 +118,24 @@ def probes(names) -> tuple:
     return ()
 
 
-def train_config(args, out: Path):
-    """The preset (or, with --resume, the saved run's config), then --set and --steps."""
-    from .config import parse_set, preset
-    from .run import saved_config
-
-    config = (saved_config(out) if args.resume else None) or preset(args.env, args.preset)
-    overrides = parse_set(args.set)
-    if args.steps is not None:
-        overrides["total_steps"] = args.steps
-    return dataclasses.replace(config, **overrides)
-
-
 def cmd_train(args) -> None:
+    from .config import parse_set
+    from .run import default_run_dir, run_summary, starting_config
     from .training import train
 
-    out = args.out or Path("runs") / f"{args.env}-seed{args.seed}"
-    result = train(args.env, train_config(args, out), seed=args.seed, device=args.device, checkpoint_dir=out,
+    out = args.out or default_run_dir(args.env, args.seed)
+    overrides = parse_set(args.set) | ({} if args.steps is None else {"total_steps": args.steps})
+    config = starting_config(args.env, args.preset, out, args.resume, overrides)
+    result = train(args.env, config, seed=args.seed, device=args.device, checkpoint_dir=out,
                    progress=not args.quiet, resume=args.resume, save_buffer=args.save_buffer,
                    probes=probes(args.probe))
     plot_history(result.history, out / "curve.png", f"TD3 on {args.env}, seed {args.seed}")
-    last = result.history[-1]
-    print(f"{args.env}: {result.step} steps in {result.wall_s:.0f} s; final evaluation "
-          f"{last['eval_mean']:.1f} +- {last['eval_std']:.1f} over {result.agent.config.eval_episodes} episodes")
-    best = best_evaluation(result.history)
-    print(f"checkpoint {result.checkpoint_path}, curve {out / 'curve.png'}, history {out / 'history.csv'}")
-    print(f"best evaluation {best['eval_mean']:.1f} at step {best['step']}: its actor is {out / 'best_actor.pt'}")
+    print(f"{args.env}: {run_summary(result, out)}")
     if not args.no_video:
-        record(result.agent, args.env, out / "videos", episodes=1, seed=args.seed + 1000)
+        try:
+            record(result.agent, args.env, out / "videos", episodes=1, seed=args.seed + 1000)
+        except RenderingUnavailable as e:  # the run is saved; only its clip is missing
+            print(f"no video: {e}", file=sys.stderr)
 
 
 def cmd_play(args) -> None:
@@ -178,26 +144,22 @@ def cmd_play(args) -> None:
         agent, env_id = load_pretrained(args.pretrained), args.pretrained
         out = args.out or Path("videos") / "pretrained"
     else:
-        agent = load_agent(args.checkpoint)
-        env_id = agent.env_id
-        if env_id is None:
-            raise CheckpointError(f"{args.checkpoint} does not say which environment it was trained on.")
-        out = args.out or args.checkpoint.parent / "videos"
+        agent = load_agent(args.checkpoint, need_env_id=True)
+        env_id, out = agent.env_id, args.out or args.checkpoint.parent / "videos"
     record(agent, env_id, out, args.episodes, args.seed)
 
 
 def cmd_evaluate(args) -> None:
     from .rollout import evaluate
 
-    agent = load_agent(args.checkpoint)
-    if agent.env_id is None:
-        raise CheckpointError(f"{args.checkpoint} does not say which environment it was trained on.")
+    agent = load_agent(args.checkpoint, need_env_id=True)
     returns = evaluate(agent, agent.env_id, episodes=args.episodes, seed=args.seed)
     print(f"{agent.env_id}: mean {returns.mean():.1f} +- {returns.std():.1f} over {args.episodes} episodes")
 
 
 def cmd_sweep(args) -> None:
     from .sweep import parse_overrides, parse_seeds, sweep
+    from .sweep.summary import TABLE_NAME
 
     try:
         variants = [v.strip() for v in args.variants.split(",")]
@@ -208,7 +170,7 @@ def cmd_sweep(args) -> None:
     except ImportError as e:  # Ray is an extra
         print(f"python -m td3_lib sweep: error: {e}", file=sys.stderr)
         sys.exit(2)
-    print((args.out / "summary.md").read_text())
+    print((args.out / TABLE_NAME).read_text())
     print(result.report())
     if result.failed:
         sys.exit(1)
@@ -220,7 +182,7 @@ def main(argv=None) -> int:
     try:
         {"train": cmd_train, "play": cmd_play, "evaluate": cmd_evaluate,
          "sweep": cmd_sweep}[args.command](args)
-    except (ValueError, OSError) as e:  # bad input: one line, no traceback
+    except (ValueError, OSError, RenderingUnavailable) as e:  # bad input, or no way to draw: one line
         print(f"python -m td3_lib {args.command}: error: {e}", file=sys.stderr)
         return 2
     except TrainingDiverged as e:

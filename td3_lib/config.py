@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from dataclasses import dataclass
+
+KINDS = {"int": (numbers.Integral, "an integer"), "float": (numbers.Real, "a number"), "bool": (bool, "True or False")}
+"""What each annotated field type accepts (a bool is no number here), and how an error names it."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,24 @@ class TD3Config:
     """Replay the update's critic and actor steps as captured CUDA graphs (CUDA only; off until measured faster)."""
 
     def __post_init__(self):
-        object.__setattr__(self, "hidden_sizes", tuple(self.hidden_sizes))
+        self.check_types()
+        self.check_values()
+
+    def check_types(self) -> None:
+        """A clear error for a value of the wrong type (``hidden_sizes=64``, ``actor_lr="1e-3"``)."""
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name == "hidden_sizes":
+                _check(isinstance(value, (list, tuple)), "hidden_sizes", value,
+                       "a tuple or list of layer widths, e.g. (256, 256)")
+                object.__setattr__(self, "hidden_sizes", tuple(value))
+                continue
+            kind, allowed = KINDS[field.type]
+            right_kind = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+            _check(right_kind, field.name, value, allowed)
+
+    def check_values(self) -> None:
+        """A clear error for a value out of its range."""
         _check(len(self.hidden_sizes) > 0, "hidden_sizes", self.hidden_sizes, "at least one layer width")
         _check(all(isinstance(h, int) and h >= 1 for h in self.hidden_sizes),
                "hidden_sizes", self.hidden_sizes, "positive integers")
@@ -152,8 +173,8 @@ def _check(ok: bool, name: str, value, allowed: str) -> None:
 
 # Per-environment settings. Step budgets follow RL Zoo's benchmark (see the
 # README's table); Pendulum's is cut to what TD3 needs here to pass -250, and
-# its networks to 64-64: 3 observations and 1 action need no more, and 64-64
-# learned as well as 256-256 in about a third of the time (README, Learning).
+# its networks to 64-64: 3 observations and 1 action need no more, and 64-64's
+# returns did not separate from 256-256's in less than a third of the time (docs/presets.md).
 _PRESETS: dict[str, dict] = {
     "Pendulum-v1": dict(hidden_sizes=(64, 64), actor_lr=1e-3, critic_lr=1e-3, discount=0.98,
                         start_timesteps=1_000, buffer_size=200_000, total_steps=15_000,

@@ -79,6 +79,10 @@ def headless_rendering(render_mode) -> None:
         os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
 
+class RenderingUnavailable(RuntimeError):
+    """This machine cannot draw an environment's frames (no display and no headless backend)."""
+
+
 MUJOCO_BACKENDS = ("egl", "osmesa")
 """Headless OpenGL backends for MuJoCo's rgb_array frames, in the order they are tried."""
 MUJOCO_NO_BACKEND = ("MuJoCo cannot draw frames on this machine, which has no display: install EGL "
@@ -131,7 +135,7 @@ def headless_mujoco(render_mode) -> None:
         return
     if "mujoco" in sys.modules:  # imported before any MuJoCo env was made here: too late to choose
         if render_mode == "rgb_array":
-            raise RuntimeError(MUJOCO_IMPORTED_FIRST)
+            raise RenderingUnavailable(MUJOCO_IMPORTED_FIRST)
         return
     add_nvidia_egl_vendor()
     for backend in MUJOCO_BACKENDS:
@@ -139,7 +143,7 @@ def headless_mujoco(render_mode) -> None:
             os.environ["MUJOCO_GL"] = backend
             return
     if render_mode == "rgb_array":
-        raise RuntimeError(MUJOCO_NO_BACKEND)
+        raise RenderingUnavailable(MUJOCO_NO_BACKEND)
 
 
 def mujoco_warning(message: str) -> None:

@@ -69,6 +69,13 @@ def best_evaluation(history: list[dict]) -> dict:
     return max(history, key=lambda h: h["eval_mean"])
 
 
+def wall_clock(seconds: float) -> str:
+    """``48 s``, ``81 min``, ``2.2 h``: seconds under 2 minutes, minutes under 2 hours, then hours."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
 def episode_seed(seed: int, episode: int) -> int:
     """The reset seed of training episode ``episode``: a resumed run replays the same episodes."""
     return int(np.random.SeedSequence([seed, episode]).generate_state(1)[0])
@@ -176,11 +183,41 @@ def saved_step(run_dir) -> int:
     return int(read_run(path, mmap=True)["step"]) if path.exists() else 0
 
 
-def load_agent(path, device="cpu") -> TD3:
-    """The agent of an agent checkpoint (``TD3.save``, ``best_actor.pt``) or of a run's ``checkpoint.pt``."""
+def load_agent(path, device="cpu", need_env_id: bool = False) -> TD3:
+    """The agent of an agent checkpoint (``TD3.save``, ``best_actor.pt``) or of a run's ``checkpoint.pt``.
+
+    ``need_env_id=True`` refuses a checkpoint that does not say which environment it was trained on."""
     state = safe_load(path)
     run = as_current_format(state)
-    return TD3.from_state_dict(run["agent"] if run else state, device=device, source=str(path))
+    agent = TD3.from_state_dict(run["agent"] if run else state, device=device, source=str(path))
+    if need_env_id and agent.env_id is None:
+        raise CheckpointError(f"{path} does not say which environment it was trained on.")
+    return agent
+
+
+def default_run_dir(env_id: str, seed: int) -> Path:
+    """Where a run is saved when no directory is given: ``runs/ENV_ID-seedSEED``."""
+    return Path("runs") / f"{env_id}-seed{seed}"
+
+
+def starting_config(env_id: str, settings: str | None, run_dir, resume: bool, overrides: dict) -> TD3Config:
+    """The config a run starts (or resumes) with: with ``resume``, the saved run's config where
+    ``run_dir`` holds one, else the preset ``settings`` for ``env_id``; then ``overrides`` (field: value)."""
+    from dataclasses import replace
+
+    from .config import preset
+
+    config = (saved_config(run_dir) if resume else None) or preset(env_id, settings)
+    return replace(config, **overrides)
+
+
+def run_summary(result, run_dir) -> str:
+    """What a finished run made and where it is: the steps, the last and the best evaluation, the files."""
+    run_dir, last, best = Path(run_dir), result.history[-1], best_evaluation(result.history)
+    return (f"{result.step} steps in {result.wall_s:.0f} s; final evaluation {last['eval_mean']:.1f} "
+            f"+- {last['eval_std']:.1f} over {result.agent.config.eval_episodes} episodes\n"
+            f"checkpoint {result.checkpoint_path}, curve {run_dir / 'curve.png'}, history {run_dir / HISTORY_NAME}\n"
+            f"best evaluation {best['eval_mean']:.1f} at step {best['step']}: its actor is {run_dir / BEST_NAME}")
 
 
 RESUME_MAY_CHANGE = ("total_steps", "cuda_graph")

@@ -29,6 +29,8 @@ def write_rows(rows: list[dict], path, fields) -> None:
 def read_rows(path) -> list[dict]:
     """A CSV file's rows, each value as a number where it is one (an int where the text is an
     integer) and as text otherwise; empty cells left out."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"No CSV file at {path}.")
     with open(path, newline="") as f:
         return [{k: number_or_text(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
 

@@ -1,7 +1,8 @@
 """The critic's regression target, piece by piece: one function per lesson.
 
-The agent's update is composed of exactly these three functions, so what a
-notebook checks by hand is what the agent runs.
+The agent's update is composed of exactly these functions (lesson 4's in two
+parts: the clipped noise and the smoothed action), so what a notebook checks by
+hand is what the agent runs.
 """
 
 from __future__ import annotations
@@ -38,18 +39,30 @@ def clipped_double_q(q1: Tensor, q2: Tensor) -> Tensor:
     return torch.minimum(q1, q2)
 
 
-def smooth_target_action(next_action: Tensor, low, high, policy_noise: float, noise_clip: float,
-                         generator: torch.Generator | None = None) -> Tensor:
-    """Lesson 4: a' = clip(mu'(s') + clip(eps, -c, c), low, high), eps ~ N(0, sigma^2).
+def target_noise(shape, low, high, policy_noise: float, noise_clip: float, generator: torch.Generator | None = None,
+                 dtype=torch.float32, device=None) -> Tensor:
+    """Lesson 4: eps = clip(N(0, sigma^2), -c, c), the noise that smooths the target action.
 
     sigma = policy_noise * h and c = noise_clip * h, with h = (high - low) / 2
     each action dimension's half-range, so the noise means the same thing on
     every dimension whatever its bounds.
     """
+    low = torch.as_tensor(low, dtype=dtype, device=device)
+    h = half_range(low, torch.as_tensor(high, dtype=dtype, device=device))
+    eps = torch.randn(shape, generator=generator, dtype=dtype, device=device) * (policy_noise * h)
+    c = noise_clip * h
+    return eps.clamp(-c, c)
+
+
+def smooth_target_action(next_action: Tensor, low, high, policy_noise: float, noise_clip: float,
+                         generator: torch.Generator | None = None) -> Tensor:
+    """Lesson 4: a' = clip(mu'(s') + eps, low, high), eps = clip(N(0, sigma^2), -c, c) (``target_noise``).
+
+    The target action is the target actor's, moved by clipped noise and kept
+    within the action bounds.
+    """
     low = torch.as_tensor(low, dtype=next_action.dtype, device=next_action.device)
     high = torch.as_tensor(high, dtype=next_action.dtype, device=next_action.device)
-    h = half_range(low, high)
-    eps = torch.randn(next_action.shape, generator=generator, dtype=next_action.dtype,
-                      device=next_action.device) * (policy_noise * h)
-    c = noise_clip * h
-    return (next_action + eps.clamp(-c, c)).clamp(low, high)
+    eps = target_noise(next_action.shape, low, high, policy_noise, noise_clip, generator, next_action.dtype,
+                       next_action.device)
+    return (next_action + eps).clamp(low, high)

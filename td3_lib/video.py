@@ -12,7 +12,7 @@ import gymnasium as gym
 from gymnasium.utils.save_video import save_video
 
 from .envs import make_env
-from .rollout import rollout
+from .rollout import evaluation_episodes
 
 
 PENDULUM_HANGING_SEED = 12493
@@ -93,7 +93,7 @@ def record(agent, env_id: str, out, episodes: int = 1, seed: int = 0) -> list[Pa
     """Record ``episodes`` noise-free episodes of ``agent`` (reset seeds ``seed``, ``seed + 1``, ...)
     to mp4 files in ``out``; prints and returns their paths."""
     with Recorder(make_env(env_id, render_mode="rgb_array"), out, name_prefix=env_id) as env:
-        returns = [rollout(env, agent.act, seed + i).total for i in range(episodes)]
+        returns = [e.total for e in evaluation_episodes(agent, env, episodes, seed)]
     for path, ret in zip(env.paths, returns):
         print(f"{path}  (return {ret:.1f})")
     return env.paths

@@ -6,7 +6,10 @@ import sys
 import pytest
 import torch
 
+import td3_lib.__main__ as cli
+from td3_lib import TD3, TD3Config, envs
 from td3_lib.__main__ import main
+from td3_lib.envs import RenderingUnavailable
 from td3_lib.run import BASE_FIELDS
 
 
@@ -100,3 +103,30 @@ def test_the_critic_probe_is_recorded_only_when_asked_for(tmp_path):
         assert done.stdout.strip().splitlines()[-1] == course
         header = (out / "history.csv").read_text().splitlines()[0].split(",")
         assert set(header) - set(BASE_FIELDS) - {"wall_s"} == columns
+
+
+def no_rendering(*args, **kwargs):
+    raise RenderingUnavailable(envs.MUJOCO_NO_BACKEND)
+
+
+def test_a_machine_that_cannot_draw_keeps_the_run_and_refuses_the_clip_in_one_line(tmp_path, capsys, monkeypatch):
+    """train: the run is saved and the missing clip is one line (status 0); play: one line, status 2."""
+    monkeypatch.setattr(cli, "record", no_rendering)
+    out = tmp_path / "run"
+    tiny = ["--steps", "300", "--set", "start_timesteps=200", "--set", "eval_freq=300", "--set",
+            "eval_episodes=1", "--set", "hidden_sizes=16,16", "--quiet"]
+    assert main(["train", "--env", "Pendulum-v1", "--out", str(out), *tiny]) == 0
+    err = capsys.readouterr().err
+    assert err.strip() == f"no video: {envs.MUJOCO_NO_BACKEND}" and (out / "checkpoint.pt").is_file()
+    assert main(["play", str(out / "checkpoint.pt")]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"python -m td3_lib play: error: {envs.MUJOCO_NO_BACKEND}"
+
+
+def test_a_checkpoint_without_its_environment_cannot_be_played_or_evaluated(tmp_path, capsys):
+    TD3(3, [-2.0], [2.0], TD3Config(hidden_sizes=(8, 8))).save(tmp_path / "anonymous.pt")
+    for command in ("play", "evaluate"):
+        assert main([command, str(tmp_path / "anonymous.pt")]) == 2
+        err = capsys.readouterr().err
+        assert err.strip() == (f"python -m td3_lib {command}: error: {tmp_path / 'anonymous.pt'} does not say "
+                               "which environment it was trained on.")

@@ -187,11 +187,11 @@ def test_mujoco_without_a_backend(no_backend_chosen, monkeypatch):
     monkeypatch.setattr(envs, "backend_works", lambda b: False)
     envs.headless_mujoco(None)
     assert "MUJOCO_GL" not in os.environ
-    with pytest.raises(RuntimeError) as e:
+    with pytest.raises(envs.RenderingUnavailable) as e:
         envs.headless_mujoco("rgb_array")
     assert str(e.value) == envs.MUJOCO_NO_BACKEND and "\n" not in str(e.value)
     monkeypatch.setitem(sys.modules, "mujoco", object())  # imported before make_env could choose
-    with pytest.raises(RuntimeError, match="mujoco was imported before a headless rendering backend"):
+    with pytest.raises(envs.RenderingUnavailable, match="mujoco was imported before a headless rendering backend"):
         envs.headless_mujoco("rgb_array")
 
 

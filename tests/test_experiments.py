@@ -11,7 +11,7 @@ import pytest
 from conftest import EXPERIMENT_SCRIPTS as SCRIPTS
 from conftest import experiment_script as script
 from td3_lib.course import experiments as runner
-from td3_lib.course.experiments import PENDULUM, Experiment, Sweep, Take
+from td3_lib.course.specs import PENDULUM, Experiment, Sweep, Take
 from td3_lib.course.results import entry as shipped_entry
 from td3_lib.course.results import results_dir
 from td3_lib.course.results.publish import write_result
@@ -144,6 +144,19 @@ def test_restore_writes_an_earlier_results_runs_back_with_their_provenance_and_c
     write_result([{**r, "eval_mean": 0.0} for r in rows], FIELDS, json.loads(Path(f"{earlier}.json").read_text()), tmp_path)
     runner.restore(TOY_EXPERIMENT, earlier, args)  # a finished run is never written again
     assert (runs[0].path / "history.csv").read_text() == before
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--restore", "missing.csv"], "error: No CSV file at missing.csv."),
+    (["--seeds", "0", "--jobs", "0"], "error: argument --jobs: 0 must be a positive integer"),
+])
+def test_a_bad_option_or_a_missing_file_is_one_line_and_trains_nothing(tmp_path, monkeypatch, capsys, argv, words):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        runner.main("doc", {"toy": TOY_EXPERIMENT}, argv=["--root", "root", "--out", "out", *argv])
+    message = str(exit_.value.code) if exit_.value.code != 2 else capsys.readouterr().err
+    assert words in message and len(message.strip().splitlines()) == 1
+    assert not (tmp_path / "root").exists() and not (tmp_path / "out").exists()
 
 
 def test_takes_that_share_a_label_keep_their_own_provenance_in_the_entry_and_when_restored(tmp_path):

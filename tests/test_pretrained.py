@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import script_module
 from td3_lib import CheckpointError, TD3, TD3Config, evaluate, train
 from td3_lib.pretrained import (TEST_EPISODES, TEST_SEED, available, export_pretrained, held_out_test,
-                                load_pretrained, reference_history, shipped_test_result, write_test_result)
+                                load_pretrained, package_dir, readme_row, reference_history, shipped_test_result,
+                                write_test_result)
 from td3_lib.pretrained.__main__ import main as pretrained_main
+from td3_lib.run import wall_clock
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -73,6 +74,16 @@ def readme_agents() -> dict[str, tuple[str, str]]:
     return {m[1]: (m[2], m[3]) for m in re.finditer(r"^\| ([\w-]+-v\d) \| (.*?) \| (-?[\d.]+ ± [\d.]+) \|", section, re.M)}
 
 
+def test_the_printed_readme_row_holds_what_the_readme_quotes(tmp_path):
+    """The row ``python -m td3_lib.pretrained`` prints when it ships Pendulum-v1's run: its steps, wall clock,
+    best evaluation and test as the README gives them (the README adds the settings in words)."""
+    (tmp_path / "history.csv").write_text((package_dir() / "Pendulum-v1.csv").read_text())
+    row = readme_row(tmp_path, "Pendulum-v1", shipped_test_result("Pendulum-v1"), "videos/Pendulum-v1.gif")
+    steps, test = readme_agents()["Pendulum-v1"]
+    assert row.startswith(f"| Pendulum-v1 | {steps.replace(', preset, seed 0', '')} | {test} | none registered |")
+    assert row.endswith("| ![Pendulum-v1](videos/Pendulum-v1.gif) |")
+
+
 def test_readme_quotes_each_agents_stored_test():
     rows = readme_agents()
     for env_id in available():
@@ -81,7 +92,6 @@ def test_readme_quotes_each_agents_stored_test():
 
 
 def test_readme_gives_each_agents_steps_wall_clock_and_best_evaluation_from_its_history():
-    wall_clock = script_module(README.parent / "docs" / "generate.py", "docs_generate").wall_clock
     rows = readme_agents()
     for env_id in available():
         history = reference_history(env_id)
@@ -109,6 +119,23 @@ def test_shipping_command_takes_a_run_or_a_test_not_both(argv, capsys):
         pretrained_main(argv)
     assert exit_.value.code == 2
     assert "give either RUN_DIR ENV_ID (ship a run) or --test ENV_ID alone" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--test", "Foo-v0"], "python -m td3_lib.pretrained: error: No pretrained agent for 'Foo-v0'; available: "),
+    (["no/such/run", "Pendulum-v1"],
+     "python -m td3_lib.pretrained: error: No checkpoint file at no/such/run/best_actor.pt"),
+    (["--test", "Pendulum-v1", "--episodes", "0"], "argument --episodes: 0 must be a positive integer"),
+])
+def test_shipping_command_refuses_bad_input_in_one_line(argv, words, capsys):
+    shipped = {p: p.stat().st_mtime_ns for p in package_dir().iterdir()}
+    try:
+        code = pretrained_main(argv)
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+    assert {p: p.stat().st_mtime_ns for p in package_dir().iterdir()} == shipped  # nothing shipped or tested
 
 
 @pytest.mark.slow

@@ -21,6 +21,14 @@ def sealed(tmp_path, monkeypatch):
     quiz.questions.cache_clear()
 
 
+def test_sealing_a_letter_that_is_not_a_choice_is_one_line_and_writes_nothing(sealed):
+    before = sealed.read_text()
+    with pytest.raises(SystemExit) as exit_:
+        quiz.main(["99-q2", "d", "abc", "a hint", "the explanation"])
+    assert str(exit_.value.code) == "error: Quiz 99-q2: correct='d' must be one of the choices 'abc'."
+    assert sealed.read_text() == before
+
+
 def test_right_wrong_unanswered_invalid(sealed, capsys):
     assert quiz.check("99-q1", "b") is True
     assert capsys.readouterr().out == "Correct: (b).\n\nBecause min < max.\n"

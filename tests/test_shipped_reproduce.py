@@ -28,7 +28,8 @@ import pytest
 from conftest import experiment_script
 from td3_lib import provenance
 from td3_lib.course import results as shipped
-from td3_lib.course.experiments import PENDULUM, FinishedRun, rows_of, run_name
+from td3_lib.course.experiments import rows_of, run_name
+from td3_lib.course.specs import PENDULUM, FinishedRun
 from td3_lib.run import HISTORY_NAME, read_history
 from td3_lib.sweep.grid import variant_config
 from td3_lib.sweep.tasks import train_variant

@@ -1,8 +1,8 @@
-"""The three target functions on cases worked out by hand."""
+"""The target functions on cases worked out by hand."""
 
 import torch
 
-from td3_lib import bellman_target, clipped_double_q, smooth_target_action
+from td3_lib import bellman_target, clipped_double_q, smooth_target_action, target_noise
 
 
 def test_bellman_target_by_hand():
@@ -35,6 +35,15 @@ def test_smooth_target_action_matches_formula_with_same_generator():
     noise = (eps * 0.2 * half).clamp(-0.5 * half, 0.5 * half)
     expected = torch.maximum(torch.minimum(a + noise, high), low)
     torch.testing.assert_close(out, expected)
+
+
+def test_target_noise_matches_formula_with_same_generator():
+    low, high = torch.tensor([-1.0, 0.0]), torch.tensor([1.0, 4.0])  # half-ranges 1 and 2
+    eps = target_noise((500, 2), low, high, 0.2, 0.5, generator=torch.Generator().manual_seed(5))
+    draws = torch.randn((500, 2), generator=torch.Generator().manual_seed(5))
+    half = torch.tensor([1.0, 2.0])
+    torch.testing.assert_close(eps, (draws * 0.2 * half).clamp(-0.5 * half, 0.5 * half))
+    assert (eps.abs().amax(0) == 0.5 * half).all()  # some draws beyond c on each dimension are clipped to it
 
 
 def test_smooth_target_action_noise_is_clipped_per_dimension():

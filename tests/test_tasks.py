@@ -115,7 +115,8 @@ def test_lottery_band_probe_is_the_targets_error_computed_by_hand():
         with torch.no_grad():
             for s in s2:
                 a = agent.actor_target(s[None])[0, 0]
-                actions = (a + probe.eps).clamp(-1, 1) if smoothing else a[None]
+                eps = (torch.randn(64, generator=torch.Generator().manual_seed(0)) * 0.2).clamp(-0.5, 0.5)
+                actions = (a + eps).clamp(-1, 1) if smoothing else a[None]
                 q1, q2 = agent.critic_target(s[None].repeat(len(actions), 1), actions[:, None])
                 truth = LotteryBand.expected_reward(x, actions.numpy()).mean()
                 errors.append(torch.minimum(q1, q2).mean().item() - truth)

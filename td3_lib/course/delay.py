@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from ..agent import TD3
+from ..targets import bellman_target, clipped_double_q
 from ..sweep.variants import VARIANTS, Variant, register, register_probe
 
 PROBE_EVERY = 100  # critic updates between probes (a multiple of every delay used)
@@ -148,19 +149,21 @@ class ProbedTD3(TD3):
         self.measurements: list[dict] = []
         self.truth: ActorTruth | None = None
 
-    def update(self, batch):
-        self.total_it += 1
-        critic_loss, current_q1 = self.critic_step(batch)
-        metrics = {"critic_loss": critic_loss.detach(), "q1": current_q1.detach().mean()}
-        actor_due = self.total_it % self.config.policy_freq == 0
-        if self.truth is not None and actor_due:  # just before the actor steps: k = d
+    def actor_step(self, batch):
+        """The actor's step alone (the targets move on their own clock, in ``update``), measured just
+        before it: k = d critic updates after the last probed actor step."""
+        if self.truth is not None:
             self.record(self.total_it - self.truth.it)
             self.truth = None
-        if actor_due:
-            metrics["actor_loss"] = self.policy_step(batch).detach()
+        return self.policy_step(batch)
+
+    def update(self, batch):
+        """TD3's update (a critic step, and every d-th time the actor's), then the targets every
+        ``target_freq`` updates, then the probe right after every ``PROBE_EVERY``-th actor step: k = 0."""
+        metrics = super().update(batch)
         if self.total_it % self.target_freq == 0:
             self.update_targets()
-        if actor_due and self.total_it % PROBE_EVERY == 0:  # right after it: k = 0
+        if "actor_loss" in metrics and self.total_it % PROBE_EVERY == 0:
             self.truth = actor_truth(cpu_copy(self.actor), self.states, self.config.discount, self.total_it)
             self.record(0)
         return metrics
@@ -169,8 +172,8 @@ class ProbedTD3(TD3):
         """y = r + discount * min(Q1', Q2')(s', pi'(s')) at a = pi(s) on the fixed states, noise-free."""
         next_obs = self.truth.next_obs.to(self.device)
         with torch.no_grad():
-            q1, q2 = self.critic_target(next_obs, self.actor_target(next_obs))
-            return self.truth.reward + self.config.discount * torch.minimum(q1, q2).cpu().numpy()[:, 0]
+            next_q = clipped_double_q(*self.critic_target(next_obs, self.actor_target(next_obs)))
+        return bellman_target(self.truth.reward, 1.0, next_q.cpu().numpy()[:, 0], self.config.discount)
 
     def record(self, k: int) -> None:
         """The critic now against the truth of the actor probed k critic updates ago (unchanged since)."""

@@ -13,14 +13,12 @@ specifications; each runs as::
     python experiments/SCRIPT.py [EXPERIMENT] [--collect] [--seeds 0,1] [--steps N] [--root DIR]
                                  [--out DIR] [--restore CSV] [--jobs N] [--address HOST:PORT]
 
-It trains the runs not finished yet (Ray: one CPU and one torch thread per run, on this machine
-or a cluster), then writes the CSV (one row per run and evaluation) with its manifest entry (the
-command, seeds, steps, training time, and the commit, versions and machine that made the runs,
-read from each run's directory) into ``--out``; ``python -m td3_lib.course.results publish``
-ships it. ``--collect`` trains nothing: the CSV holds the runs finished so far. ``--restore CSV``
-first writes an earlier result's finished runs back as finished runs (with the provenance its
-entry gives them), so that a new machine trains only the rest. The runs are deterministic on one
-machine, not across machines: a restored run is one draw of the same experiment.
+It trains the runs not finished yet (Ray: one CPU and one torch thread per run, here or on a
+cluster), then writes the CSV (a row per run and evaluation) and its manifest entry (command, seeds,
+steps, training time, and the commit, versions and machine of each run) into ``--out``, for
+``python -m td3_lib.course.results publish``. ``--collect`` trains nothing; ``--restore CSV`` first
+writes an earlier result's finished runs back, with their provenance, so a new machine trains only
+the rest. Runs are deterministic on one machine, not across machines.
 """
 
 from __future__ import annotations
@@ -31,106 +29,22 @@ import dataclasses
 import json
 import shlex
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from .. import __version__, provenance
+from ..arguments import OneLineParser, positive_int
 from ..checkpoint import atomic_write_text
 from ..config import TD3Config
-from ..run import HISTORY_NAME, history_csv, read_history, read_rows
+from ..run import HISTORY_NAME, history_csv, read_rows
 from ..sweep import (DONE_NAME, SPEC_NAME, SweepRun, open_sweep_dir, parse_seeds, spec_difference,
                       start_local_ray, sweep, sweep_spec)
 from . import tasks  # noqa: F401  (registers the course's tasks, variants and probes, which experiments name)
+from .specs import PENDULUM, Experiment, FinishedRun, Sweep, Take  # noqa: F401  (the scripts import them here)
 from .results.publish import IN_SWEEP, entry_of_file, provenance_fields, run_provenance_in_entry, write_result
 
 ROOT = Path("runs/lesson_results")
 OUT = Path("runs/results")
 CONFIG_FIELDS = {f.name for f in dataclasses.fields(TD3Config)}
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """A sweep of an experiment, kept in ``ROOT/dir``: ``td3_lib.sweep.sweep`` with these settings."""
-
-    dir: str
-    envs: tuple
-    variants: tuple
-    seeds: tuple
-    steps: int | None = None
-    overrides: Mapping = field(default_factory=dict)
-    probes: tuple = ()
-    """Registered probe names, recorded in every run's history."""
-
-
-@dataclass(frozen=True)
-class Take:
-    """The runs of ``variant`` in ``sweep`` that a result holds, labelled ``label`` (default: the variant)."""
-
-    sweep: Sweep
-    variant: str
-    label: str | None = None
-    until: int | None = None
-    """Only the runs' first ``until`` steps: a shorter result read from longer runs, which it holds once
-    they have passed that step, finished or not (never restored into the longer runs)."""
-
-    @property
-    def name(self) -> str:
-        return self.label or self.variant
-
-    def budget(self, config: dict) -> int:
-        """The steps of each run this take holds, for a run of ``config``."""
-        return self.until or config["total_steps"]
-
-    def holds(self, path: Path) -> bool:
-        """Whether the run in ``path`` is far enough for this take: finished, or past ``until``."""
-        return self.history(path) is not None
-
-    def history(self, path: Path) -> list[dict] | None:
-        """The history of the run in ``path`` once this take holds it (finished, or past ``until``), read
-        once; None before."""
-        finished = (path / DONE_NAME).exists()
-        if not (path / HISTORY_NAME).exists() or not (finished or self.until is not None):
-            return None
-        history = read_history(path / HISTORY_NAME)
-        return history if finished or any(row["step"] >= self.until for row in history) else None
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """A result file: the runs it holds (``takes``, in the CSV's order) and its columns."""
-
-    file: str
-    lesson: str
-    env: str
-    fields: tuple
-    """The CSV's columns: ``variant`` (the take's label), ``seed``, TD3Config fields (from each run's
-    config; ``policy_freq`` is the d the run used, 1 without delayed policy updates) and history columns."""
-    takes: tuple
-    digits: Mapping = field(default_factory=dict)
-    """Decimals of a history column (4 where not named)."""
-    seed_major: bool = False
-    """Rows seed by seed (every take's first seed first), instead of take by take."""
-
-
-@dataclass
-class FinishedRun:
-    """One run a take holds (finished, or past the take's ``until``), as its directory holds it: ``history``
-    up to the take's budget."""
-
-    take: Take
-    env_id: str
-    seed: int
-    path: Path
-    config: dict
-    history: list[dict]
-    name: str
-    """What the result's provenance calls the take (``run_name``)."""
-
-
-PENDULUM = Sweep("pendulum-0", ("Pendulum-v1",), ("TD3", "TD3-DP", "TD3-TPS", "TD3-CDQ", "DDPG", "DDPG+CDQ"),
-                 (0, 1, 2, 3, 4), overrides={"eval_freq": 500}, probes=("critic",))
-"""The Pendulum-v1 runs three results share: the preset, an evaluation every 500 steps, the critic's probe."""
 
 
 # ---------------------------------------------------------------- the sweep directories
@@ -348,15 +262,9 @@ def write(experiment: Experiment, runs: list[FinishedRun], args, command: str) -
 
 
 # ---------------------------------------------------------------- the command line
-def positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
-    return int(text)
-
-
 def options(doc: str, experiments: dict) -> argparse.ArgumentParser:
     """The options every experiment script takes; with several experiments, the positional choice."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser = OneLineParser(description=doc.splitlines()[0])
     if len(experiments) > 1:
         parser.add_argument("experiment", choices=list(experiments))
     parser.add_argument("--collect", action="store_true", help="train nothing: write the CSV from the runs finished so far")
@@ -395,6 +303,6 @@ def main(doc: str, experiments: dict, argv=None, script: str | None = None) -> P
         if not args.collect:
             train(experiment, args)
         runs = collect(experiment, args)
-    except ValueError as error:
+    except (ValueError, OSError) as error:  # bad input: one line, no traceback
         sys.exit(f"error: {error}")
     return write(experiment, runs, args, command_line(script or sys.argv[0], argv))

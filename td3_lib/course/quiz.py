@@ -124,7 +124,10 @@ def main(argv=None) -> None:
     with quiz_locked():
         questions.cache_clear()
         entries = dict(questions()) if quiz_path().exists() else {}
-        entries[args[0]] = seal(args[0], args[1], args[2], args[3], args[4])
+        try:
+            entries[args[0]] = seal(args[0], args[1], args[2], args[3], args[4])
+        except ValueError as error:  # a letter that is not a choice: one line, nothing written
+            sys.exit(f"error: {error}")
         save_questions(entries)
     print(f"sealed {args[0]} in {quiz_path()}")
 

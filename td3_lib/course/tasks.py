@@ -42,7 +42,7 @@ from ..agent import TD3
 from ..envs import opened_env
 from ..pretrained import load_pretrained
 from ..rollout import evaluation_episodes
-from ..targets import clipped_double_q
+from ..targets import clipped_double_q, smooth_target_action, target_noise
 from ..sweep.variants import VARIANTS, Variant, register, register_probe
 from .analysis import critic_probe, critic_values, returns_to_go
 
@@ -169,7 +169,7 @@ class LotteryBandProbe:
     """Probe of the target at the second step, on 41 states: the actor's position x, dials c = -1 .. 1.
 
     The target's next value is min(Q1', Q2')(s2, a') with a' = mu'(s2), averaged over 256 fixed
-    smoothing draws (policy_noise 0.2, noise_clip 0.5) when the agent smooths; its error is that
+    draws of the agent's smoothing noise (``target_noise``) when it smooths; its error is that
     value minus the true one (E[r] at the same actions, averaged the same way). Recorded:
     ``target_bias`` (mean error), ``target_error_spread`` (its std over the 41 states, which all
     have the same true value), ``target_spread`` (std of the next value over a batch of 328 such
@@ -179,7 +179,13 @@ class LotteryBandProbe:
     dials = np.linspace(-1.0, 1.0, 41)
 
     def __init__(self, draws: int = 256):
-        self.eps = (torch.randn(draws, generator=torch.Generator().manual_seed(0)) * 0.2).clamp(-0.5, 0.5)
+        self.draws = draws
+
+    def smoothing_draws(self, agent: TD3) -> torch.Tensor:
+        """The fixed draws of the agent's own smoothing noise, the same at every call and every dial."""
+        cfg = agent.config
+        return target_noise(self.draws, agent.low, agent.high, cfg.policy_noise, cfg.noise_clip,
+                            torch.Generator().manual_seed(0))
 
     def __call__(self, agent: TD3, episodes=()) -> dict:
         x = float(agent.act(np.zeros(3, np.float32))[0])
@@ -187,8 +193,8 @@ class LotteryBandProbe:
         with torch.no_grad():
             a_target, a_actor = agent.actor_target(s2)[:, 0], agent.actor(s2)[:, 0].numpy()
             if agent.config.target_policy_smoothing:
-                noisy = (a_target[:, None] + self.eps[None, :]).clamp(-1.0, 1.0)
-                q = next_value(agent, s2.repeat_interleave(len(self.eps), 0), noisy.reshape(-1, 1))
+                noisy = (a_target[:, None] + self.smoothing_draws(agent)[None, :]).clamp(agent.low, agent.high)
+                q = next_value(agent, s2.repeat_interleave(self.draws, 0), noisy.reshape(-1, 1))
                 q, truth = q.reshape(len(self.dials), -1).mean(1), LotteryBand.expected_reward(x, noisy.numpy()).mean(1)
             else:
                 q, truth = next_value(agent, s2, a_target[:, None]), LotteryBand.expected_reward(x, a_target.numpy())
@@ -209,8 +215,8 @@ class LotteryBandProbe:
         with torch.no_grad():
             a = agent.actor_target(s2)
             if agent.config.target_policy_smoothing:
-                eps = torch.randn(a.shape, generator=torch.Generator().manual_seed(1)) * 0.2
-                a = (a + eps.clamp(-0.5, 0.5)).clamp(-1.0, 1.0)
+                a = smooth_target_action(a, agent.low, agent.high, agent.config.policy_noise, agent.config.noise_clip,
+                                         torch.Generator().manual_seed(1))
             return float(next_value(agent, s2, a).std())
 
 

@@ -63,9 +63,13 @@ class Case:
     """One setting the learner's update is checked in."""
 
     label: str
+    """The setting in words, as a failed check names it."""
     config: TD3Config
+    """The config both updates run with."""
     low: np.ndarray
+    """The action bounds' lower end, per dimension."""
     high: np.ndarray
+    """The action bounds' upper end, per dimension."""
 
 
 CASES = (

@@ -108,6 +108,50 @@ def write_test_result(result: dict, dest=None) -> Path:
     return path
 
 
+def test_line(result: dict, seconds: float, path) -> str:
+    """A held-out test's result in one line: mean +- std, the seeds, the extremes, the lengths, the time."""
+    first, episodes = result["first_seed"], result["episodes"]
+    return (f"{result['env_id']}: {result['mean']:.1f} +- {result['std']:.1f} over {episodes} episodes "
+            f"(seeds {first}-{first + episodes - 1}; min {result['min']:.1f}, max {result['max']:.1f}, "
+            f"lengths {min(result['lengths'])}-{max(result['lengths'])}; {seconds:.0f} s), stored in {path}")
+
+
+def store_held_out_test(env_id: str, episodes: int = TEST_EPISODES) -> tuple[dict, str]:
+    """Test the shipped agent for ``env_id``, store the result beside it, and say so in one line."""
+    import time
+
+    start = time.perf_counter()
+    result = held_out_test(load_pretrained(env_id), env_id, episodes)
+    path = write_test_result(result)
+    return result, test_line(result, time.perf_counter() - start, path)
+
+
+def record_clip(env_id: str, videos, clip_seed: int = TEST_SEED, fps: int = 15, seconds: float = 20.0) -> Path:
+    """One episode of the shipped agent as ``videos/ENV_ID.mp4``, and a short gif beside it (for the README)."""
+    from ..video import record, to_gif
+
+    videos = Path(videos)
+    clips = record(load_pretrained(env_id), env_id, videos / f".{env_id}", episodes=1, seed=clip_seed)
+    mp4 = videos / f"{env_id}.mp4"
+    clips[0].replace(mp4)
+    to_gif(mp4, mp4.with_suffix(".gif"), fps=fps, seconds=seconds)
+    (videos / f".{env_id}").rmdir()
+    return mp4
+
+
+def readme_row(run_dir, env_id: str, result: dict, gif) -> str:
+    """The README's row of a shipped agent: steps (wall clock) and best evaluation, the test, the bar, the gif."""
+    import gymnasium as gym
+
+    from ..run import HISTORY_NAME, best_evaluation, read_history, wall_clock
+
+    history = read_history(Path(run_dir) / HISTORY_NAME)
+    best, solved = best_evaluation(history), gym.spec(env_id).reward_threshold
+    return (f"| {env_id} | {history[-1]['step']:,} ({wall_clock(history[-1]['wall_s'])}); best evaluation at "
+            f"{best['step']:,} | {result['mean']:.1f} ± {result['std']:.1f} | "
+            f"{'none registered' if solved is None else f'{solved:g}'} | ![{env_id}]({Path(gif).as_posix()}) |")
+
+
 def shipped_test_result(env_id: str) -> dict:
     """The stored result of the shipped agent's held-out test (what the README's table quotes)."""
     pretrained_path(env_id)  # the one clear error for an unknown agent

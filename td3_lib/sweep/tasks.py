@@ -227,8 +227,11 @@ class Placement:
     """Where each run trains, and the share of a machine Ray reserves for it."""
 
     device: str
+    """The device each run trains on: "cpu" or "cuda"."""
     num_cpus: float
+    """CPU cores Ray reserves for each run."""
     num_gpus: float
+    """The share of a GPU Ray reserves for each run (0 on the CPU)."""
 
 
 def check_device(device: str, gpus_per_run: float) -> None:

@@ -59,10 +59,15 @@ class Variant:
     recorded in each run's history beside the sweep's own."""
 
     name: str
+    """What sweeps, results and lessons call it ("TD3", "TD3 - CDQ", "AHE", ...)."""
     switches: Mapping[str, bool]
+    """The values of the three TD3Config switches it trains with."""
     agent: type[TD3] = TD3
+    """The agent class it trains (TD3, or a subclass that measures or changes one thing)."""
     env: Callable[[str], Any] | None = None
+    """None: train on the environment id as it is; else a factory ``env(env_id) -> gymnasium.Env``."""
     probes: tuple = field(default=())
+    """Measurements recorded in each run's history, beside the sweep's own."""
 
     def environment(self, env_id: str):
         """What ``train`` gets: the id itself, or the environment the variant's factory builds from it."""

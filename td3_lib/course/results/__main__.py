@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from ...arguments import OneLineParser
 from .publish import publish
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m td3_lib.course.results",
+    parser = OneLineParser(prog="python -m td3_lib.course.results",
                                      description="Copy results written by experiments/ into the package.")
     commands = parser.add_subparsers(dest="command", required=True)
     publish_cmd = commands.add_parser("publish", help="copy each CSV and its entry into td3_lib/course/results/")
@@ -18,7 +18,7 @@ def main(argv=None) -> int:
     for file in args.files:
         try:
             print(f"published {publish(file)}")
-        except ValueError as error:
+        except (ValueError, OSError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
     return 0
