@@ -112,6 +112,8 @@ def test_the_other_target_freq_changes_training():
 def test_a_delay_the_probe_cannot_measure_is_refused():
     with pytest.raises(ValueError, match="policy_freq=3: the delay probe needs a divisor of 100"):
         ProbedTD3TargetsEvery2(3, [-2.0], [2.0], dataclasses.replace(RUN, policy_freq=3))
+    with pytest.raises(ValueError, match="cuda_graph=True: the delay probe measures the critic between its steps"):
+        ProbedTD3TargetsEvery2(3, [-2.0], [2.0], dataclasses.replace(RUN, cuda_graph=True))
 
 
 def test_the_variants_and_the_probe_are_registered_for_the_sweep():

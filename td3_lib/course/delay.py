@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from ..agent import TD3
+from ..config import TD3Config
 from ..targets import bellman_target, clipped_double_q
 from ..sweep.variants import VARIANTS, Variant, register, register_probe
 
@@ -137,8 +138,11 @@ class ProbedTD3(TD3):
 
     target_freq = 2
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, obs_dim: int, action_low, action_high, config: TD3Config | None = None, device="cpu"):
+        if config is not None and config.cuda_graph:
+            raise ValueError("cuda_graph=True: the delay probe measures the critic between its steps, which a "
+                             "CUDA graph replays without a pause; train it with cuda_graph=False.")
+        super().__init__(obs_dim, action_low, action_high, config, device)
         for name, freq in (("policy_freq", self.config.policy_freq), ("target_freq", self.target_freq)):
             if PROBE_EVERY % freq:
                 raise ValueError(f"{name}={freq}: the delay probe needs a divisor of {PROBE_EVERY}.")
