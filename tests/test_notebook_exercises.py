@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from td3_lib.course.loss_check import check_critic_loss
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
@@ -52,6 +54,18 @@ def verdicts(lesson: str, check: str, name: str, right: str, wrong: dict[str, st
     run, namespace = check_from(lesson, check)
     message = run(solution(namespace, right, name))
     assert message.startswith("Right"), message
+    for slip, source in wrong.items():
+        message = run(solution(namespace, source, name))
+        assert message.startswith("Not yet"), f"{slip}: {message}"
+
+
+def library_verdicts(lesson: str, run, name: str, right: str, wrong: dict[str, str]) -> None:
+    """``verdicts`` for a check the library holds (``run``), with solutions in the lesson's namespace."""
+    namespace: dict = {}
+    setup = next(s for s in cell_sources(lesson) if "QUICK = os.environ" in s)
+    exec(compile(definitions(setup), f"{lesson}-setup", "exec"), namespace)
+    assert namespace[run.__name__] is run  # the lesson imports the library's check
+    assert run(solution(namespace, right, name)).startswith("Right")
     for slip, source in wrong.items():
         message = run(solution(namespace, source, name))
         assert message.startswith("Not yet"), f"{slip}: {message}"
@@ -266,7 +280,7 @@ def test_07_permutation_p():
 
 # ------------------------------------------------------------------ 08
 def test_08_critic_loss():
-    verdicts("08", "check_critic_loss", "critic_loss", """
+    library_verdicts("08", check_critic_loss, "critic_loss", """
         def critic_loss(agent, batch, target_q):
             current_q1, current_q2 = agent.critic(batch.obs, batch.action)
             return F.mse_loss(current_q1, target_q) + F.mse_loss(current_q2, target_q)
