@@ -6,6 +6,8 @@ import dataclasses
 import numbers
 from dataclasses import dataclass
 
+import numpy as np
+
 KINDS = {"int": (numbers.Integral, "an integer"), "float": (numbers.Real, "a number"), "bool": (bool, "True or False")}
 """What each annotated field type accepts (a bool is no number here), and how an error names it."""
 
@@ -70,15 +72,14 @@ class TD3Config:
     def check_types(self) -> None:
         """A clear error for a value of the wrong type (``hidden_sizes=64``, ``actor_lr="1e-3"``)."""
         for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
+            value = plain(getattr(self, field.name))  # numpy's scalars as Python's: a checkpoint holds plain types
             if field.name == "hidden_sizes":
-                _check(isinstance(value, (list, tuple)), "hidden_sizes", value,
-                       "a tuple or list of layer widths, e.g. (256, 256)")
-                object.__setattr__(self, "hidden_sizes", tuple(value))
-                continue
-            kind, allowed = KINDS[field.type]
-            right_kind = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
-            _check(right_kind, field.name, value, allowed)
+                value = layer_widths(value)
+            else:
+                kind, allowed = KINDS[field.type]
+                right_kind = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+                _check(right_kind, field.name, value, allowed)
+            object.__setattr__(self, field.name, value)
 
     def check_values(self) -> None:
         """A clear error for a value out of its range."""
@@ -164,6 +165,18 @@ def parse_set(texts) -> dict:
             raise ValueError(f"--set {text!r} must be FIELD=VALUE, e.g. hidden_sizes=64,64.")
         overrides[name.strip()] = parse_field(name.strip(), value.strip())
     return overrides
+
+
+def layer_widths(value) -> tuple:
+    """``hidden_sizes`` as a tuple: from a tuple, a list or a 1-d array of widths (their values checked later)."""
+    listed = isinstance(value, (list, tuple)) or isinstance(value, np.ndarray) and value.ndim == 1
+    _check(listed, "hidden_sizes", value, "a tuple or list of layer widths, e.g. (256, 256)")
+    return tuple(plain(h) for h in value)
+
+
+def plain(value):
+    """A numpy scalar (``np.int64(5)``, ``np.True_``) as the Python value it holds; anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _check(ok: bool, name: str, value, allowed: str) -> None:

@@ -45,8 +45,10 @@ def target_noise(shape, low, high, policy_noise: float, noise_clip: float, gener
 
     sigma = policy_noise * h and c = noise_clip * h, with h = (high - low) / 2
     each action dimension's half-range, so the noise means the same thing on
-    every dimension whatever its bounds.
+    every dimension whatever its bounds. Drawn on ``device``, else where ``low`` is.
     """
+    if device is None and torch.is_tensor(low):
+        device = low.device  # the noise where the bounds are
     low = torch.as_tensor(low, dtype=dtype, device=device)
     h = half_range(low, torch.as_tensor(high, dtype=dtype, device=device))
     eps = torch.randn(shape, generator=generator, dtype=dtype, device=device) * (policy_noise * h)

@@ -1,5 +1,6 @@
 import dataclasses
 
+import numpy as np
 import pytest
 
 from td3_lib import PRESET_ENVS, TD3Config, preset
@@ -47,6 +48,10 @@ def test_every_field_has_a_type_check():
 
     assert {f.type for f in dataclasses.fields(TD3Config) if f.name != "hidden_sizes"} <= set(KINDS)
     assert TD3Config(hidden_sizes=[64, 64], discount=1).hidden_sizes == (64, 64)  # a list, an int as a number
+    from_numpy = TD3Config(hidden_sizes=np.array([64, 64]), batch_size=np.int64(32), tau=np.float32(0.5),
+                           bf16=np.False_)  # numpy's scalars are kept as Python's, so a checkpoint holds plain types
+    assert from_numpy == TD3Config(hidden_sizes=(64, 64), batch_size=32, tau=0.5, bf16=False)
+    assert {type(v) for v in from_numpy.to_dict().values()} <= {list, int, float, bool}
 
 
 def test_presets_cover_the_course_and_unknown_ids_get_defaults():

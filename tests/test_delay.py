@@ -104,6 +104,15 @@ def test_probing_with_target_freq_equal_to_policy_freq_trains_as_td3_bit_for_bit
         (100, 0), (100, policy_freq), (200, 0), (200, policy_freq), (300, 0)]
 
 
+def test_bf16_training_is_probed_in_float32_as_without_it():
+    """The probe just before the actor's step runs inside the update's bf16 autocast: it measures in float32."""
+    probed = train("Pendulum-v1", dataclasses.replace(RUN, policy_freq=2, bf16=True), agent=ProbedTD3TargetsEvery1,
+                   seed=0, device="cpu", progress=False)
+    assert [(m["it"], m["k"]) for m in probed.agent.measurements][:2] == [(100, 0), (100, 2)]
+    assert all(type(v) is float and np.isfinite(v) for m in probed.agent.measurements for k, v in m.items()
+               if k not in ("it", "k"))
+
+
 def test_the_other_target_freq_changes_training():
     """actor/2: the actor every 2 updates, the targets at every one: not TD3's run."""
     assert not same_training(trained(TD3, 2), trained(ProbedTD3TargetsEvery1, 2))

@@ -182,10 +182,11 @@ class ProbedTD3(TD3):
     def record(self, k: int) -> None:
         """The critic now against the truth of the actor probed k critic updates ago (unchanged since)."""
         action = self.truth.action.detach().clone().to(self.device).requires_grad_(True)
-        q1 = self.critic.q1(self.obs, action)
-        (grad,) = torch.autograd.grad(q1.sum(), action)
-        measures = critic_measures(q1.detach().cpu().numpy()[:, 0], grad.cpu().numpy()[:, 0], self.target_y(),
-                                   self.truth)
+        with torch.autocast(self.device.type, enabled=False):  # float32 always, bf16 training or not
+            q1 = self.critic.q1(self.obs, action)
+            (grad,) = torch.autograd.grad(q1.sum(), action)
+            y = self.target_y()
+        measures = critic_measures(q1.detach().cpu().numpy()[:, 0], grad.cpu().numpy()[:, 0], y, self.truth)
         self.measurements.append({"it": self.truth.it, "k": k, **measures})
 
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from . import TEST_EPISODES, TEST_SEED, export_pretrained, readme_row, record_clip, store_held_out_test
-from ..arguments import OneLineParser, positive_int
+from ..arguments import OneLineParser, nonnegative_int, positive_int
 from ..envs import RenderingUnavailable
 
 
@@ -31,8 +31,8 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--videos", type=Path, default=Path("videos"))
     p.add_argument("--episodes", type=positive_int, default=TEST_EPISODES, help="test episodes (default 100)")
     p.add_argument("--gif-fps", type=positive_int, default=15, help="frames per second of the README gif")
-    p.add_argument("--gif-seconds", type=float, default=20.0, help="length of the README gif, at most")
-    p.add_argument("--clip-seed", type=int, default=TEST_SEED, help="reset seed of the recorded episode")
+    p.add_argument("--gif-seconds", type=positive_int, default=20, help="length of the README gif, at most, in seconds")
+    p.add_argument("--clip-seed", type=nonnegative_int, default=TEST_SEED, help="reset seed of the recorded episode")
     args = p.parse_args(argv)
     ship, test = args.run_dir is not None and args.env_id is not None, args.test is not None
     if ship == test or (test and args.run_dir is not None):
