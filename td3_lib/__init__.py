@@ -9,11 +9,12 @@ from .rollout import Episode, evaluate, rollout
 from .targets import bellman_target, clipped_double_q, half_range, smooth_target_action, target_noise
 from .training import TrainResult, TrainingDiverged, train
 from .sweep import VARIANTS, load_sweep, summarize, sweep, variant_config  # Ray: only once a sweep starts
-from .video import Recorder, record, show_video
+from .video import Recorder, record, show_video, show_videos
 
 __all__ = [
     "TD3", "TD3Config", "preset", "PRESET_ENVS", "ReplayBuffer", "Batch", "bellman_target",
-    "clipped_double_q", "smooth_target_action", "target_noise", "make_env", "Recorder", "show_video", "train",
+    "clipped_double_q", "smooth_target_action", "target_noise", "make_env", "Recorder", "show_video",
+    "show_videos", "train",
     "evaluate", "TrainResult", "CheckpointError", "resolve_device", "soft_update", "half_range",
     "rollout", "Episode", "record", "TrainingDiverged",
     "sweep", "VARIANTS", "variant_config", "summarize", "load_sweep",

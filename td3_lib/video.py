@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import base64
+import html
 from pathlib import Path
 
 import gymnasium as gym
@@ -99,24 +101,60 @@ def record(agent, env_id: str, out, episodes: int = 1, seed: int = 0) -> list[Pa
     return env.paths
 
 
+def notebook_display():
+    """IPython's ``display`` where a notebook kernel runs (Jupyter, Colab), else None."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return display if shell is not None and hasattr(shell, "kernel") else None
+
+
+def existing_file(path) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No video at {path}.")
+    return path
+
+
 def show_video(path, width: int = 480):
     """Display an mp4 inline in a notebook (embedded, so it works in Colab too).
 
     Outside a notebook, prints the path and returns it.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No video at {path}.")
-    try:
-        from IPython import get_ipython
-        from IPython.display import Video, display
-    except ImportError:
-        get_ipython = None
-    if get_ipython is None or get_ipython() is None or not hasattr(get_ipython(), "kernel"):
+    path = existing_file(path)
+    display = notebook_display()
+    if display is None:
         print(f"Video saved to {path}")
         return path
-    video = Video(str(path), embed=True, width=width, html_attributes="controls autoplay loop muted")
-    display(video)
+    from IPython.display import Video
+    display(Video(str(path), embed=True, width=width, html_attributes="controls autoplay loop muted"))
+    return None
+
+
+def show_videos(paths, captions=None, width: int = 240):
+    """Display several mp4s side by side, each embedded with its caption below it (a row that wraps).
+
+    Outside a notebook, prints the paths and returns them.
+    """
+    paths = [existing_file(p) for p in paths]
+    captions = [p.stem for p in paths] if captions is None else [str(c) for c in captions]
+    if len(captions) != len(paths):
+        raise ValueError(f"{len(captions)} captions for {len(paths)} videos: give one per video.")
+    display = notebook_display()
+    if display is None:
+        for path in paths:
+            print(f"Video saved to {path}")
+        return paths
+    from IPython.display import HTML
+    figures = "".join(
+        f'<figure style="display:inline-block; margin:4px; text-align:center">'
+        f'<video width="{width}" controls autoplay loop muted><source type="video/mp4" '
+        f'src="data:video/mp4;base64,{base64.b64encode(path.read_bytes()).decode()}"></video>'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>" for path, caption in zip(paths, captions))
+    display(HTML(f"<div>{figures}</div>"))
     return None
 
 

@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from td3_lib import Recorder, make_env, show_video
+from td3_lib import Recorder, make_env, show_video, show_videos
 from td3_lib.envs import check_spaces
 
 
@@ -93,6 +93,29 @@ def test_recorder_needs_rgb_array_and_show_video_needs_a_file(tmp_path):
         Recorder(make_env("Pendulum-v1"), tmp_path)
     with pytest.raises(FileNotFoundError, match="No video at"):
         show_video(tmp_path / "none.mp4")
+
+
+def test_show_videos_embeds_each_clip_with_its_caption_in_one_row(tmp_path, monkeypatch, capsys):
+    import base64
+    import td3_lib.video as video
+    clips = [tmp_path / "a.mp4", tmp_path / "b.mp4"]
+    for i, clip in enumerate(clips):
+        clip.write_bytes(bytes([i]) * 50)
+    assert show_videos(clips) == clips  # outside a notebook: the paths, printed
+    assert capsys.readouterr().out.count("Video saved to") == 2
+    shown = []
+    monkeypatch.setattr(video, "notebook_display", lambda: shown.append)
+    assert show_videos(clips, ["Pendulum <random>", "Hopper"], width=200) is None
+    (row,) = shown
+    html = row.data
+    assert html.count("<video") == 2 and html.count('width="200"') == 2
+    for clip in clips:
+        assert base64.b64encode(clip.read_bytes()).decode() in html
+    assert "Pendulum &lt;random&gt;" in html and html.index("Pendulum") < html.index("Hopper")
+    with pytest.raises(ValueError, match="1 captions for 2 videos"):
+        show_videos(clips, ["one"])
+    with pytest.raises(FileNotFoundError, match="No video at"):
+        show_videos([clips[0], tmp_path / "none.mp4"])
 
 
 def test_gif_of_a_clip_can_be_cut_short(tmp_path):

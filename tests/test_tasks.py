@@ -8,6 +8,7 @@ import torch
 import td3_lib.course.pitfalls as pitfalls
 from td3_lib import TD3Config, make_env, train
 from td3_lib.agent import TD3
+from td3_lib.buffer import Batch
 from td3_lib.course.tasks import LotteryBand, LotteryBandProbe, NarrowPeak, NarrowPeakProbe, TwoKnobs
 from td3_lib.sweep import REGISTRY, VARIANTS, get_probe, get_variant
 
@@ -127,3 +128,31 @@ def test_lottery_band_probe_is_the_targets_error_computed_by_hand():
             actor = agent.actor(s2)[:, 0].numpy()
         assert row["true_return"] == pytest.approx(LotteryBand.expected_reward(x, actor).mean())
         assert row["target_spread"] >= 0 and row == probe(agent)  # the same agent, the same numbers
+
+
+def test_pitfall_2_leaves_the_critic_untrained_while_backward_fills_the_target_critics_gradients():
+    """The silent version of the bug: the loss is the critics' loss on the target critic's Q, backward()
+    reaches the thawed target critic, no optimiser steps it, and the critic keeps its initial weights;
+    with td3_lib's frozen targets the same loss has no gradient at all, so backward() would raise."""
+    g = torch.Generator().manual_seed(0)
+    batch = Batch(torch.randn(64, 3, generator=g), torch.rand(64, 1, generator=g) * 4 - 2,
+                  torch.randn(64, 1, generator=g), torch.randn(64, 3, generator=g), torch.ones(64, 1))
+    torch.manual_seed(0)
+    agent = pitfalls.TargetCriticAsCurrentTD3(3, [-2.0], [2.0], TINY)
+    before = [p.detach().clone() for p in agent.critic.parameters()]
+    target_q = agent.target_q(batch)
+    q1, q2 = agent.critic_target(batch.obs, batch.action)
+    expected = torch.nn.functional.mse_loss(q1, target_q) + torch.nn.functional.mse_loss(q2, target_q)
+    assert torch.equal(agent.critic_loss(batch.obs, batch.action, target_q)[0], expected)
+    for _ in range(4):
+        agent.update(batch)
+    assert all(torch.equal(a, b) for a, b in zip(before, agent.critic.parameters()))
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in agent.critic_target.parameters())
+    torch.manual_seed(0)
+    correct = TD3(3, [-2.0], [2.0], TINY)
+    q1, q2 = correct.critic_target(batch.obs, batch.action)
+    frozen_loss = torch.nn.functional.mse_loss(q1, target_q) + torch.nn.functional.mse_loss(q2, target_q)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        frozen_loss.backward()
+    correct.update(batch)
+    assert not all(torch.equal(a, b) for a, b in zip(before, correct.critic.parameters()))

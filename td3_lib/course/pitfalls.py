@@ -1,7 +1,8 @@
 """Quiet bugs of TD3 and DDPG code, each as the smallest change to a correct TD3 (lesson 08).
 
 A pitfall that changes the agent is a subclass of ``TD3`` that overrides the one method the
-bug lives in, and nothing else; a pitfall on the environment's side is a gymnasium wrapper.
+bug lives in, and nothing else (pitfall 2 also thaws its target critic, as plain copies are, where
+the bug is silent); a pitfall on the environment's side is a gymnasium wrapper.
 ``PITFALLS`` is the one table of them. Train one as any other agent::
 
     pitfall = PITFALLS["Q1 loss twice"]
@@ -50,16 +51,22 @@ class UniformNoiseTD3(TD3):
 class TargetCriticAsCurrentTD3(TD3):
     """Pitfall 2: the current Q taken from the target critic, so the critic is never trained.
 
-    td3_lib's target networks are frozen (``requires_grad=False``), so this loss has no
-    gradient at all and nothing is stepped; in code whose targets are plain copies,
-    ``backward()`` fills the target critic's gradients, which no optimiser steps. Either
-    way the critic keeps its initial weights, and the soft updates pull the target towards them.
+    The bug is silent where the target networks are plain copies whose weights still require
+    gradients (``copy.deepcopy`` leaves them so, as in the authors' code): ``backward()`` then
+    fills the target critic's gradients, which no optimiser steps, and ``critic_optimizer``
+    finds no gradient on the critic. td3_lib freezes its targets, and there the buggy line
+    makes ``backward()`` raise; this class thaws the target critic to reproduce the silent
+    version, and changes the loss's one line. The critic keeps its initial weights, and the
+    soft updates pull the target towards them.
     """
 
-    def critic_step(self, batch):
-        target_q = self.target_q(batch)
-        current_q1, current_q2 = self.critic_target(batch.obs, batch.action)  # the bug: self.critic
-        critic_loss = F.mse_loss(current_q1, target_q) + F.mse_loss(current_q2, target_q)
+    def __init__(self, obs_dim, action_low, action_high, config=None, device="cpu"):
+        super().__init__(obs_dim, action_low, action_high, config, device)
+        self.critic_target.requires_grad_(True)  # plain copies, as copy.deepcopy leaves them
+
+    def critic_loss(self, obs, action, target_q):
+        current_q1, current_q2 = self.critic_target(obs, action)  # the bug: self.critic
+        critic_loss = F.mse_loss(current_q1.float(), target_q) + F.mse_loss(current_q2.float(), target_q)
         return critic_loss, current_q1
 
 
