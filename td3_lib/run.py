@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ from .agent import TD3
 from .buffer import ReplayBuffer
 from .checkpoint import (CheckpointError, atomic_torch_save, atomic_write_text, check_env_id,
                          restore_generator, safe_load)
-from .config import TD3Config
+from .config import TD3Config, preset
 from .tables import csv_text, read_rows
 
 RUN_FORMAT = "td3_lib.run/3"
@@ -203,10 +204,6 @@ def default_run_dir(env_id: str, seed: int) -> Path:
 def starting_config(env_id: str, settings: str | None, run_dir, resume: bool, overrides: dict) -> TD3Config:
     """The config a run starts (or resumes) with: with ``resume``, the saved run's config where
     ``run_dir`` holds one, else the preset ``settings`` for ``env_id``; then ``overrides`` (field: value)."""
-    from dataclasses import replace
-
-    from .config import preset
-
     config = (saved_config(run_dir) if resume else None) or preset(env_id, settings)
     return replace(config, **overrides)
 

@@ -4,13 +4,17 @@ and the result of their held-out test."""
 from __future__ import annotations
 
 import json
+import time
 from importlib import metadata, resources
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 
 from ..agent import TD3
 from ..checkpoint import check_env_id
+from ..run import HISTORY_NAME, best_evaluation, read_history, wall_clock
+from ..video import record, to_gif
 
 TEST_SEED = 10_000
 """Reset seed of the first held-out test episode (then 10001, ...). Training never resets with
@@ -118,8 +122,6 @@ def test_line(result: dict, seconds: float, path) -> str:
 
 def store_held_out_test(env_id: str, episodes: int = TEST_EPISODES) -> tuple[dict, str]:
     """Test the shipped agent for ``env_id``, store the result beside it, and say so in one line."""
-    import time
-
     start = time.perf_counter()
     result = held_out_test(load_pretrained(env_id), env_id, episodes)
     path = write_test_result(result)
@@ -128,8 +130,6 @@ def store_held_out_test(env_id: str, episodes: int = TEST_EPISODES) -> tuple[dic
 
 def record_clip(env_id: str, videos, clip_seed: int = TEST_SEED, fps: int = 15, seconds: float = 20.0) -> Path:
     """One episode of the shipped agent as ``videos/ENV_ID.mp4``, and a short gif beside it (for the README)."""
-    from ..video import record, to_gif
-
     videos = Path(videos)
     clips = record(load_pretrained(env_id), env_id, videos / f".{env_id}", episodes=1, seed=clip_seed)
     mp4 = videos / f"{env_id}.mp4"
@@ -141,10 +141,6 @@ def record_clip(env_id: str, videos, clip_seed: int = TEST_SEED, fps: int = 15, 
 
 def readme_row(run_dir, env_id: str, result: dict, gif) -> str:
     """The README's row of a shipped agent: steps (wall clock) and best evaluation, the test, the bar, the gif."""
-    import gymnasium as gym
-
-    from ..run import HISTORY_NAME, best_evaluation, read_history, wall_clock
-
     history = read_history(Path(run_dir) / HISTORY_NAME)
     best, solved = best_evaluation(history), gym.spec(env_id).reward_threshold
     return (f"| {env_id} | {history[-1]['step']:,} ({wall_clock(history[-1]['wall_s'])}); best evaluation at "
