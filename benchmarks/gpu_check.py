@@ -1,6 +1,6 @@
 """One run of td3_lib on a CUDA GPU: its GPU tests, the update's speed, a short training run.
 
-    python benchmarks/gpu_check.py --out runs/gpu-check          # a CUDA machine: about 5 minutes, 8 at most
+    python benchmarks/gpu_check.py --out runs/gpu-check          # a CUDA machine: about 5 minutes, 7.5 at most
     python benchmarks/gpu_check.py --smoke --out /tmp/gpu-check  # the same code on the CPU, tiny sizes
 
 In order, each part within its share of the time (``--budget-s``):

@@ -1,4 +1,4 @@
-"""Command line: python -m td3_lib train|play|evaluate."""
+"""Command line: python -m td3_lib train|evaluate|play|sweep."""
 
 from __future__ import annotations
 

@@ -185,7 +185,7 @@ def _check(ok: bool, name: str, value, allowed: str) -> None:
 
 
 # Per-environment settings. Step budgets follow RL Zoo's benchmark (see the
-# README's table); Pendulum's is cut to what TD3 needs here to pass -250, and
+# table in docs/presets.md); Pendulum's is cut to what TD3 needs here to pass -250, and
 # its networks to 64-64: 3 observations and 1 action need no more, and 64-64's
 # returns did not separate from 256-256's in less than a third of the time (docs/presets.md).
 _PRESETS: dict[str, dict] = {

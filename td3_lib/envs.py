@@ -6,6 +6,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import difflib
+import importlib
 import io
 import json
 import os
@@ -80,7 +81,8 @@ def headless_rendering(render_mode) -> None:
 
 
 class RenderingUnavailable(RuntimeError):
-    """This machine cannot draw an environment's frames (no display and no headless backend)."""
+    """An environment's frames cannot be drawn: this machine has no display and no headless backend,
+    or the environment does not draw that kind of frame."""
 
 
 MUJOCO_BACKENDS = ("egl", "osmesa")
@@ -92,6 +94,9 @@ MUJOCO_IMPORTED_FIRST = ("mujoco was imported before a headless rendering backen
                          "cannot draw frames on this machine without a display: set MUJOCO_GL=egl before "
                          "importing mujoco, or restart and make the environment with make_env first.")
 NVIDIA_EGL_VENDOR = Path("/usr/share/glvnd/egl_vendor.d/10_nvidia.json")
+BACKEND_SEARCH = {"none_works": False}
+"""Whether this process looked for a headless MuJoCo backend and found none: once mujoco is imported,
+the reason a frame cannot be drawn is that, not the order of the imports."""
 
 
 def is_mujoco(env_id: str) -> bool:
@@ -133,15 +138,16 @@ def headless_mujoco(render_mode) -> None:
     line saying what to install; training, which draws nothing, goes on."""
     if os.environ.get("MUJOCO_GL") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
         return
-    if "mujoco" in sys.modules:  # imported before any MuJoCo env was made here: too late to choose
-        if render_mode == "rgb_array":
-            raise RenderingUnavailable(MUJOCO_IMPORTED_FIRST)
+    if "mujoco" in sys.modules:  # imported already, its backend fixed: after a search that found none,
+        if render_mode == "rgb_array":  # or before any MuJoCo env was made here, too late to choose
+            raise RenderingUnavailable(MUJOCO_NO_BACKEND if BACKEND_SEARCH["none_works"] else MUJOCO_IMPORTED_FIRST)
         return
     add_nvidia_egl_vendor()
     for backend in MUJOCO_BACKENDS:
         if backend_works(backend):
             os.environ["MUJOCO_GL"] = backend
             return
+    BACKEND_SEARCH["none_works"] = True
     if render_mode == "rgb_array":
         raise RenderingUnavailable(MUJOCO_NO_BACKEND)
 
@@ -176,14 +182,43 @@ def check_spaces(env: gym.Env, env_id: str) -> None:
                          "(a 1-D vector); flatten it first, e.g. with gymnasium.wrappers.FlattenObservation.")
 
 
+def id_without_module(env_id: str) -> str:
+    """``"EnvId-v0"`` of gymnasium's ``"module:EnvId-v0"`` (an id without a module, as it is): the
+    name of run directories and clips."""
+    return env_id.rpartition(":")[2]
+
+
+def registered_id(env_id: str) -> str:
+    """gymnasium's ``"module:EnvId-v0"``: import ``module`` (which registers the environment, as a
+    user's own package does), then return ``"EnvId-v0"``. An id without a module is returned as it is."""
+    module, colon, _ = env_id.rpartition(":")
+    if colon:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise ValueError(f"Cannot import module {module!r} of environment {env_id!r}: {error}. Give "
+                             "MODULE:ID with MODULE importable here (on the path) and registering ID.") from None
+    return id_without_module(env_id)
+
+
+def check_render_mode(env: gym.Env, env_id: str, render_mode: str | None) -> None:
+    """Refuse, in one sentence, frames of a kind the environment does not draw."""
+    modes = env.metadata.get("render_modes", [])
+    if render_mode is not None and render_mode not in modes:
+        raise RenderingUnavailable(f"{env_id} does not draw {render_mode!r} frames: the render_modes in its "
+                                   f"metadata are {list(modes)}.")
+
+
 def make_env(env_id: str, seed: int | None = None, render_mode: str | None = None, **kwargs) -> gym.Env:
     """``gymnasium.make`` for the course: registers PyBullet on demand and checks the spaces.
 
-    With ``seed``, the environment and its action space are seeded, so the
-    first ``reset()`` (without a seed) is already reproducible.
+    ``env_id`` is a registered id, or ``"module:EnvId-v0"`` for an environment that importing
+    ``module`` registers (your own). With ``seed``, the environment and its action space are seeded,
+    so the first ``reset()`` (without a seed) is already reproducible.
     """
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a string such as 'Pendulum-v1', not {env_id!r}.")
+    env_id = registered_id(env_id)
     if "Bullet" in env_id and env_id not in gym.registry:
         _register_bullet()
     if env_id not in gym.registry:
@@ -199,11 +234,13 @@ def make_env(env_id: str, seed: int | None = None, render_mode: str | None = Non
         headless_mujoco(render_mode)
         route_mujoco_warnings()
     quiet = _silence_c_output if bullet else contextlib.nullcontext
-    with quiet():
+    with quiet(), warnings.catch_warnings():  # check_render_mode says it in one line
+        warnings.filterwarnings("ignore", message=".*not in the possible render_modes")
         env = gym.make(env_id, render_mode=render_mode, **kwargs)
     try:
         check_spaces(env, env_id)
-    except ValueError:
+        check_render_mode(env, env_id, render_mode)
+    except (ValueError, RenderingUnavailable):
         env.close()
         raise
     if seed is not None or bullet:

@@ -27,6 +27,7 @@ from .buffer import ReplayBuffer
 from .checkpoint import (CheckpointError, atomic_torch_save, atomic_write_text, check_env_id,
                          restore_generator, safe_load)
 from .config import TD3Config, preset
+from .envs import id_without_module
 from .tables import csv_text, read_rows
 
 RUN_FORMAT = "td3_lib.run/3"
@@ -197,8 +198,9 @@ def load_agent(path, device="cpu", need_env_id: bool = False) -> TD3:
 
 
 def default_run_dir(env_id: str, seed: int) -> Path:
-    """Where a run is saved when no directory is given: ``runs/ENV_ID-seedSEED``."""
-    return Path("runs") / f"{env_id}-seed{seed}"
+    """Where a run is saved when no directory is given: ``runs/ENV_ID-seedSEED`` (for ``"module:ENV_ID"``
+    too)."""
+    return Path("runs") / f"{id_without_module(env_id)}-seed{seed}"
 
 
 def starting_config(env_id: str, settings: str | None, run_dir, resume: bool, overrides: dict) -> TD3Config:

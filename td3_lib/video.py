@@ -13,7 +13,7 @@ from pathlib import Path
 import gymnasium as gym
 from gymnasium.utils.save_video import save_video
 
-from .envs import make_env
+from .envs import id_without_module, make_env
 from .rollout import evaluation_episodes
 
 
@@ -94,7 +94,7 @@ class Recorder(gym.Wrapper):
 def record(agent, env_id: str, out, episodes: int = 1, seed: int = 0) -> list[Path]:
     """Record ``episodes`` noise-free episodes of ``agent`` (reset seeds ``seed``, ``seed + 1``, ...)
     to mp4 files in ``out``; prints and returns their paths."""
-    with Recorder(make_env(env_id, render_mode="rgb_array"), out, name_prefix=env_id) as env:
+    with Recorder(make_env(env_id, render_mode="rgb_array"), out, name_prefix=id_without_module(env_id)) as env:
         returns = [e.total for e in evaluation_episodes(agent, env, episodes, seed)]
     for path, ret in zip(env.paths, returns):
         print(f"{path}  (return {ret:.1f})")

@@ -41,6 +41,7 @@ def test_train_evaluate_play_end_to_end(tmp_path):
 
 @pytest.mark.parametrize("argv, words", [
     (["train", "--env", "NoSuchEnv-v0"], "Unknown environment 'NoSuchEnv-v0'"),
+    (["train", "--env", "no_such_module:Reach-v0"], "Cannot import module 'no_such_module'"),
     (["train", "--env", "Pendulum-v1", "--steps", "-5"], "must be a positive integer"),
     (["train", "--env", "Pendulum-v1", "--steps", "ten"], "'ten' is not an integer"),
     (["train", "--env", "Pendulum-v1", "--device", "tpu"], "Unknown device 'tpu'"),
@@ -130,3 +131,49 @@ def test_a_checkpoint_without_its_environment_cannot_be_played_or_evaluated(tmp_
         err = capsys.readouterr().err
         assert err.strip() == (f"python -m td3_lib {command}: error: {tmp_path / 'anonymous.pt'} does not say "
                                "which environment it was trained on.")
+
+
+OWN_TASK = """
+import gymnasium as gym
+import numpy as np
+
+
+class Reach(gym.Env):
+    \"\"\"Ten steps; the reward is minus the squared distance of the action from the first observation.\"\"\"
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def __init__(self, render_mode=None):
+        self.render_mode = render_mode
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.x, self.t = float(self.np_random.uniform(-1, 1)), 0
+        return np.array([self.x, 0.0], np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        obs = np.array([self.x, self.t / 10], np.float32)
+        return obs, -float((action[0] - self.x) ** 2), False, self.t >= 10, {}
+
+
+gym.register("OwnReach-v0", entry_point=Reach)
+"""
+
+
+def test_own_environment_trains_from_the_command_line_as_module_colon_id(tmp_path, capsys, monkeypatch):
+    """``--env MODULE:ID`` imports the user's module, which registers ID; the run is named by ID, and an
+    environment that draws no frames costs the clip alone, in one line."""
+    (tmp_path / "own_tasks.py").write_text(OWN_TASK)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    tiny = ["--steps", "300", "--set", "start_timesteps=200", "--set", "eval_freq=300", "--set",
+            "eval_episodes=1", "--set", "hidden_sizes=16,16", "--quiet"]
+    assert main(["train", "--env", "own_tasks:OwnReach-v0", *tiny]) == 0
+    err = capsys.readouterr().err
+    assert err.strip() == ("no video: OwnReach-v0 does not draw 'rgb_array' frames: the render_modes in its "
+                           "metadata are [].")
+    run = tmp_path / "runs" / "OwnReach-v0-seed0"
+    assert (run / "checkpoint.pt").is_file() and (run / "best_actor.pt").is_file()
+    assert main(["evaluate", str(run / "checkpoint.pt"), "--episodes", "2"]) == 0
+    assert capsys.readouterr().out.startswith("own_tasks:OwnReach-v0: mean")

@@ -187,6 +187,7 @@ def no_backend_chosen(monkeypatch, tmp_path):
     monkeypatch.delitem(sys.modules, "mujoco", raising=False)
     monkeypatch.setattr(envs, "NVIDIA_EGL_VENDOR", tmp_path / "egl_vendor.d" / "10_nvidia.json")
     monkeypatch.setattr(envs.ctypes.util, "find_library", lambda name: None)
+    monkeypatch.setitem(envs.BACKEND_SEARCH, "none_works", False)
     yield envs
     os.environ.pop("MUJOCO_GL", None)
     if saved is not None:
@@ -213,6 +214,20 @@ def test_mujoco_without_a_backend(no_backend_chosen, monkeypatch):
     with pytest.raises(envs.RenderingUnavailable) as e:
         envs.headless_mujoco("rgb_array")
     assert str(e.value) == envs.MUJOCO_NO_BACKEND and "\n" not in str(e.value)
+
+
+def test_a_video_after_training_without_a_backend_names_what_to_install(no_backend_chosen, monkeypatch):
+    """Training imports mujoco after a search that found no backend; the video asked for next gets the
+    line that says what to install, not the one about the order of imports."""
+    envs = no_backend_chosen
+    monkeypatch.setattr(envs, "backend_works", lambda b: False)
+    envs.headless_mujoco(None)  # training: no frames needed
+    monkeypatch.setitem(sys.modules, "mujoco", object())  # as route_mujoco_warnings leaves it
+    with pytest.raises(envs.RenderingUnavailable, match="install EGL"):
+        envs.headless_mujoco("rgb_array")
+    monkeypatch.setitem(envs.BACKEND_SEARCH, "none_works", False)  # imported before any search
+    with pytest.raises(envs.RenderingUnavailable, match="was imported before"):
+        envs.headless_mujoco("rgb_array")
     monkeypatch.setitem(sys.modules, "mujoco", object())  # imported before make_env could choose
     with pytest.raises(envs.RenderingUnavailable, match="mujoco was imported before a headless rendering backend"):
         envs.headless_mujoco("rgb_array")
