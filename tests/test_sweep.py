@@ -328,3 +328,13 @@ def test_cuda_without_a_gpu_in_the_cluster_is_refused(tmp_path, local_ray):
         sweep([ENV], ["TD3"], [0], out_dir=tmp_path / "s", overrides=TINY, steps=STEPS, device="cuda")
     with pytest.raises(ValueError, match=r"gpus_per_run=1.5: it must be in \(0, 1\]"):
         sweep([ENV], ["TD3"], [0], out_dir=tmp_path / "s", overrides=TINY, steps=STEPS, gpus_per_run=1.5)
+
+
+def test_a_sweep_names_its_folders_and_curves_by_the_id_without_its_module(tmp_path):
+    """``--env my_tasks:MyTask-v0`` (your own environment) keeps the module out of every path: a colon
+    in a folder name breaks Windows and the train command's own naming (runs/MyTask-v0-seed0)."""
+    from td3_lib.sweep.grid import SweepRun
+    from td3_lib.sweep.summary import curves_path
+    assert SweepRun("my_tasks:MyTask-v0", "TD3", 2).path(tmp_path) == tmp_path / "MyTask-v0" / "TD3" / "seed2"
+    assert SweepRun("Pendulum-v1", "TD3", 0).path(tmp_path) == tmp_path / "Pendulum-v1" / "TD3" / "seed0"
+    assert curves_path(tmp_path, "my_tasks:MyTask-v0") == tmp_path / "curves-MyTask-v0.png"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..checkpoint import atomic_write_text
+from ..envs import id_without_module
 from ..plots import plot_curves
 from ..run import CHECKPOINT_NAME, HISTORY_NAME, read_history
 from ..stats import LAST_K, countable, difference, final_score, score_row
@@ -75,7 +76,7 @@ class SweepResult:
         lines = [f"sweep {self.out_dir}: {len(self.finished)} of {len(self.runs)} runs finished, "
                  f"{len(self.failed)} failed; {self.wall_s:.0f} s (Ray start-up {self.ray_start_s:.1f} s)",
                  f"summary {self.out_dir / SUMMARY_NAME}, table {self.out_dir / TABLE_NAME}, "
-                 "curves " + ", ".join(str(self.out_dir / f"curves-{e}.png") for e in self.spec["envs"])]
+                 "curves " + ", ".join(str(curves_path(self.out_dir, e)) for e in self.spec["envs"])]
         lines += [f"FAILED {r.path}: {r.error} (traceback in {r.path / ERROR_NAME})" for r in self.failed]
         return "\n".join(lines)
 
@@ -186,6 +187,11 @@ def differences_markdown(spec: dict, runs: list[RunRecord], last_k: int = LAST_K
     return "\n".join(lines) + "\n"
 
 
+def curves_path(out_dir, env_id: str) -> Path:
+    """``OUT/curves-ENV.png`` (for ``"module:ENV"`` too)."""
+    return Path(out_dir) / f"curves-{id_without_module(env_id)}.png"
+
+
 def summarize(out_dir, last_k: int = LAST_K) -> SweepResult:
     """Read a sweep directory and write its results: summary.csv (one row per environment x
     variant, final score = mean of the last ``last_k`` evaluations, a 95% bootstrap interval
@@ -199,5 +205,5 @@ def summarize(out_dir, last_k: int = LAST_K) -> SweepResult:
     for env_id in result.spec["envs"]:
         curves = {v: [r.history for r in result.finished if r.env_id == env_id and r.variant == v]
                   for v in result.spec["variants"]}
-        plot_curves(curves, env_id, result.out_dir / f"curves-{env_id}.png")
+        plot_curves(curves, env_id, curves_path(result.out_dir, env_id))
     return result
