@@ -62,3 +62,10 @@ def test_smooth_target_action_stays_in_bounds():
     out = smooth_target_action(a, low, high, 0.5, 0.5, generator=torch.Generator().manual_seed(1))
     assert bool((out >= low).all()) and bool((out <= high).all())
     assert out[:, 0].min() < 2.0 and out[:, 1].max() > -3.0  # noise did move them inward
+
+
+def test_target_noise_is_drawn_where_its_bounds_are():
+    """No device given: the noise is drawn on the bounds' device (here PyTorch's 'meta' device, which
+    stands for a GPU on a machine without one), never on the CPU beside them."""
+    low, high = torch.full((2,), -1.0, device="meta"), torch.full((2,), 1.0, device="meta")
+    assert target_noise((4, 2), low, high, 0.2, 0.5).device.type == "meta"
