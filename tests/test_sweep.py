@@ -1,13 +1,18 @@
 """Sweeps: the variants table, the grid's rules, and real sweeps on a local Ray with 2 CPUs
 (equal to train, a lost worker retried from its checkpoint, a killed driver restarted, failures kept)."""
 
+import contextlib
 import importlib
 import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -338,3 +343,56 @@ def test_a_sweep_names_its_folders_and_curves_by_the_id_without_its_module(tmp_p
     assert SweepRun("my_tasks:MyTask-v0", "TD3", 2).path(tmp_path) == tmp_path / "MyTask-v0" / "TD3" / "seed2"
     assert SweepRun("Pendulum-v1", "TD3", 0).path(tmp_path) == tmp_path / "Pendulum-v1" / "TD3" / "seed0"
     assert curves_path(tmp_path, "my_tasks:MyTask-v0") == tmp_path / "curves-MyTask-v0.png"
+
+
+@contextlib.contextmanager
+def ray_started_by_the_cli(env: dict, port: int):
+    """`ray start --head` in a session of its own (so that ending it ends every Ray process it began,
+    and nothing else), its files under a short folder (Ray's sockets must fit a Unix path)."""
+    temp_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+    cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", f"--port={port}", "--num-cpus=1",
+           "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}", "--block"]
+    head = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(head.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                head.wait(timeout=30)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_sweep_joins_a_cluster_begun_by_ray_start_with_rays_token_mode(tmp_path):
+    """docs/sweeps.md's recipe, on one machine. Where the machine holds a token, `ray start --head` turns
+    Ray's token authentication on (Ray >= 2.59); a sweep that joins by address without RAY_AUTH_MODE is
+    refused in one line that names the setting; with RAY_AUTH_MODE=token the same sweep finishes."""
+    ray = pytest.importorskip("ray")
+    if tuple(int(p) for p in ray.__version__.split(".")[:2]) < (2, 59):
+        pytest.skip(f"Ray {ray.__version__} does not turn token authentication on by itself")
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env.pop("RAY_AUTH_MODE", None)  # a Ray started in this process (another test's) sets it here
+    subprocess.run([sys.executable, "-m", "ray.scripts.scripts", "get-auth-token", "--generate"], env=env,
+                   check=True, capture_output=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "sweep"
+    argv = [sys.executable, "-m", "td3_lib", "sweep", "--env", ENV, "--variants", "TD3", "--seeds", "0", "--out",
+            str(out), "--address", f"127.0.0.1:{port}", "--quiet"] + TINY_ARGS
+    with ray_started_by_the_cli(env, port):
+        for _ in range(240):  # until its GCS listens
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            time.sleep(0.5)
+        refused = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+        assert refused.returncode == 2, refused.stderr[-2000:]
+        last = refused.stderr.strip().splitlines()[-1]
+        assert f"Cannot join a Ray cluster at 127.0.0.1:{port}" in last and "set RAY_AUTH_MODE=token" in last
+        joined = subprocess.run(argv, env={**env, "RAY_AUTH_MODE": "token"}, capture_output=True, text=True,
+                                timeout=600)
+    assert joined.returncode == 0, joined.stderr[-2000:]
+    assert (out / ENV / "TD3" / "seed0" / DONE_NAME).exists()

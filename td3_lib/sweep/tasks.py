@@ -170,6 +170,17 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
                               "there with `ray start --head`, or check the address.") from None
 
 
+def token_hint() -> str:
+    """What to check when joining a cluster fails. Since Ray 2.59, `ray start --head` turns token
+    authentication on wherever a token exists (~/.ray/auth_token, which any local sweep writes), while a
+    driver that joins by address sends its token only when RAY_AUTH_MODE=token: Ray will not send a
+    machine's token to an address it was merely given."""
+    if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":
+        return "check that this machine's Ray token (RAY_AUTH_TOKEN, or ~/.ray/auth_token) is the head's"
+    return ("if the cluster uses token authentication (`ray start --head` turns it on since Ray 2.59), "
+            "set RAY_AUTH_MODE=token here, with the head's ~/.ray/auth_token, or use --address auto on the head")
+
+
 class LocalRayDidNotStart(ConnectionError):
     """A local Ray that did not come up (on a machine too busy for its helper processes to start in
     time); ``sweep`` then trains the runs in its own process, one after another."""
@@ -215,7 +226,7 @@ def ray_session(address: str | None):
             ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
         except ConnectionError as e:
             raise ConnectionError(f"Cannot join a Ray cluster at {address}: "
-                                  f"{str(e).splitlines()[0]}") from None
+                                  f"{str(e).splitlines()[0]}; {token_hint()}.") from None
     try:
         yield time.perf_counter() - started
     finally:
