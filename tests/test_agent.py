@@ -35,6 +35,21 @@ def test_update_returns_detached_tensors_and_delays_the_actor(make_agent, make_b
     assert any(not torch.equal(v, actor_before[k]) for k, v in agent.actor.state_dict().items())
 
 
+def test_update_reports_the_critic_loss_and_q1_before_its_step(make_agent, make_batch):
+    """critic_loss = MSE(Q1, y) + MSE(Q2, y) and q1 = mean Q1(s, a), both of the critic before the step,
+    y drawn with the smoothing noise the update draws (its generator set back to the same state)."""
+    agent, batch = make_agent(), make_batch()
+    state = agent.generator.get_state()
+    with torch.no_grad():
+        y = agent.target_q(batch)
+        q1, q2 = agent.critic(batch.obs, batch.action)
+    agent.generator.set_state(state)
+    metrics = agent.update(batch)
+    mse = torch.nn.functional.mse_loss
+    torch.testing.assert_close(metrics["critic_loss"], mse(q1, y) + mse(q2, y))
+    torch.testing.assert_close(metrics["q1"], q1.mean())
+
+
 def test_same_seed_same_update(make_agent, make_batch):
     a, b = make_agent(seed=3), make_agent(seed=3)
     for i in range(4):

@@ -5,9 +5,11 @@ import torch
 from td3_lib import Batch, ReplayBuffer
 
 
-def _fill(buf, n, start=0):
+def _fill(buf, n, start=0, terminal_every=0):
+    """Transition i: obs i, action -i, reward i, next_obs i + 1; terminal when i is a multiple of terminal_every."""
     for i in range(start, start + n):
-        buf.add(np.full(3, i), np.full(2, -i), float(i), np.full(3, i + 1), terminated=False)
+        terminated = bool(terminal_every) and i % terminal_every == 0
+        buf.add(np.full(3, i), np.full(2, -i), float(i), np.full(3, i + 1), terminated=terminated)
 
 
 def test_wraparound_overwrites_oldest():
@@ -44,6 +46,20 @@ def test_same_generator_same_batch():
     a = buf.sample(8, generator=torch.Generator().manual_seed(5))
     b = buf.sample(8, generator=torch.Generator().manual_seed(5))
     torch.testing.assert_close(a.obs, b.obs)
+
+
+def test_sample_is_whole_transitions_at_uniform_indices_over_the_filled_part():
+    """The batch is the stored transitions at torch.randint(0, len, n) of the same generator: every filled
+    row, the newest included, can be drawn, and each row keeps its own action, reward and not_done."""
+    buf = ReplayBuffer(3, 2, capacity=20)
+    _fill(buf, 10, terminal_every=3)
+    batch = buf.sample(64, generator=torch.Generator().manual_seed(4))
+    i = torch.randint(0, 10, (64,), generator=torch.Generator().manual_seed(4)).float()[:, None]
+    torch.testing.assert_close(batch.obs, i.expand(64, 3))
+    torch.testing.assert_close(batch.action, -i.expand(64, 2))
+    torch.testing.assert_close(batch.reward, i)
+    torch.testing.assert_close(batch.next_obs, (i + 1).expand(64, 3))
+    torch.testing.assert_close(batch.not_done, (i % 3 != 0).float())
 
 
 def test_empty_and_invalid():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from td3_lib import TD3Config
+from td3_lib import TD3Config, evaluate
 from td3_lib.course.analysis import value_bias
 from td3_lib.run import RunState
 from td3_lib.training import explore, run_loop
@@ -61,6 +61,26 @@ def test_loop_stores_terminated_not_truncated():
     np.testing.assert_array_equal(run.buffer.not_done[:n, 0].numpy(), want)  # truncations keep not_done = 1
 
 
+def corridor_observations(steps):
+    """(obs, next_obs) of the first ``steps`` steps in Corridor under a time limit of 6: an even
+    episode ends at its 4th step, an odd one at its 6th, and each starts again from k = 0."""
+    pairs, episode = [], 0
+    while len(pairs) < steps:
+        length = 4 if episode % 2 == 0 else 6
+        pairs += [([k / 10, episode % 2], [(k + 1) / 10, episode % 2]) for k in range(length)]
+        episode += 1
+    return np.array(pairs[:steps], np.float32)
+
+
+def test_loop_stores_each_observation_with_its_successor():
+    env = gym.wrappers.TimeLimit(Corridor(), max_episode_steps=6)
+    run = make_run(env, start_timesteps=40, total_steps=40)
+    run_loop(run, env, gym.wrappers.TimeLimit(Corridor(), 6))
+    want = corridor_observations(40)
+    np.testing.assert_array_equal(run.buffer.obs[:40].numpy(), want[:, 0])
+    np.testing.assert_array_equal(run.buffer.next_obs[:40].numpy(), want[:, 1])
+
+
 def test_before_start_timesteps_uniform_in_bounds_and_no_update():
     env = gym.wrappers.TimeLimit(Corridor(), max_episode_steps=6)
     run = make_run(env, start_timesteps=40, total_steps=40)
@@ -76,6 +96,20 @@ def test_updates_start_after_start_timesteps():
     run = make_run(env, start_timesteps=40, total_steps=45)
     run_loop(run, env, env)
     assert run.agent.total_it == 5  # one update per step after the random phase
+
+
+def test_no_update_before_the_buffer_holds_a_batch():
+    env = gym.wrappers.TimeLimit(Corridor(), max_episode_steps=6)
+    run = make_run(env, start_timesteps=0, total_steps=10)  # batch_size 8
+    run_loop(run, env, env)
+    assert run.agent.total_it == 3  # after steps 8, 9 and 10
+
+
+def test_evaluation_returns_are_the_undiscounted_sums_of_the_rewards():
+    """Reward 1 per step: the first evaluation episode terminates at its 4th step, the second reaches the time limit."""
+    agent = make_run(Corridor()).agent
+    returns = evaluate(agent, gym.wrappers.TimeLimit(Corridor(), max_episode_steps=6), episodes=2, seed=0)
+    np.testing.assert_array_equal(returns, [4.0, 6.0])
 
 
 @pytest.mark.parametrize("expl_noise", [0.1, 3.0])

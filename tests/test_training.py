@@ -2,8 +2,9 @@ import dataclasses
 
 import numpy as np
 import pytest
+import torch
 
-from td3_lib import TD3Config, evaluate, make_env, preset, train
+from td3_lib import TD3, TD3Config, evaluate, make_env, preset, train
 from td3_lib.run import read_history
 
 SMALL = TD3Config(hidden_sizes=(64, 64), start_timesteps=400, total_steps=1000, eval_freq=500,
@@ -39,6 +40,14 @@ def test_evaluate_uses_seeds_and_validates():
     np.testing.assert_array_equal(x, evaluate(r.agent, make_env("Pendulum-v1"), 3, seed=5))
     with pytest.raises(ValueError, match="episodes=0"):
         evaluate(r.agent, "Pendulum-v1", episodes=0)
+
+
+def test_evaluation_episode_i_is_reset_with_seed_plus_i():
+    torch.manual_seed(0)
+    agent = TD3(3, [-2.0], [2.0], SMALL)
+    together = evaluate(agent, "Pendulum-v1", episodes=3, seed=5)
+    one_by_one = [evaluate(agent, "Pendulum-v1", episodes=1, seed=s)[0] for s in (5, 6, 7)]
+    np.testing.assert_array_equal(together, one_by_one)
 
 
 @pytest.mark.slow

@@ -131,3 +131,12 @@ def test_actor_step_raises_q1_of_its_actions():
     with torch.no_grad():
         after = agent.critic.q1(batch.obs, agent.actor(batch.obs)).mean()
     assert after > before
+
+
+def test_actor_step_computes_no_gradient_for_the_critics():
+    """The actor's loss reaches the critic's weights only through frozen copies: after an actor step the
+    critic holds no gradient (a thawed Q1 would fill it, for the next critic step to start from)."""
+    agent = make_agent(CFG)
+    agent.actor_step(make_batch())
+    assert all(p.grad is None for p in agent.critic.parameters())
+    assert all(p.grad is not None for p in agent.actor.parameters())
