@@ -185,6 +185,8 @@ def run_loop(run: RunState, env, eval_env, *, probes: Sequence[Probe] = (), prog
         buffer.add(obs, action, reward, next_obs, terminated)  # terminated, not truncated: see bellman_target
         obs, ep_return = next_obs, ep_return + float(reward)
         run.step += 1
+        # A batch needs batch_size stored steps: the authors' code has no such check, and needs none
+        # with its start_timesteps (25,000 > 256); it matters only when start_timesteps < batch_size.
         if run.step > cfg.start_timesteps and len(buffer) >= cfg.batch_size:
             metrics = run.agent.update(buffer.sample(cfg.batch_size, generator=run.minibatch_generator))
             guard.add(metrics["critic_loss"], run.step)
