@@ -39,7 +39,8 @@ def negated(env_id):
 
 
 def actor_norm(agent, episodes):
-    return {"actor_norm": float(sum(p.norm() for p in agent.actor.parameters()))}
+    with torch.no_grad():
+        return {"actor_norm": float(sum(p.norm() for p in agent.actor.parameters()))}
 
 
 class EveryFourHundred:
