@@ -11,7 +11,7 @@ import pytest
 from conftest import EXPERIMENT_SCRIPTS as SCRIPTS
 from conftest import experiment_script as script
 from td3_lib.course import experiments as runner
-from td3_lib.course.specs import PENDULUM, Experiment, Sweep, Take
+from td3_lib.course.specs import PENDULUM, Experiment, FinishedRun, Sweep, Take
 from td3_lib.course.results import entry as shipped_entry
 from td3_lib.course.results import results_dir
 from td3_lib.course.results.publish import write_result
@@ -248,6 +248,21 @@ def test_a_shorter_take_holds_the_first_steps_of_longer_runs_finished_or_not_and
     fresh = args_for(tmp_path / "fresh")
     runner.restore(short, path, fresh)
     assert not (fresh.root / "toy-0").exists()
+
+
+def test_a_shorter_take_holds_a_run_evaluated_exactly_at_its_step_and_no_provenance_from_that_step_on(tmp_path):
+    """Take(until=500): a run still training whose last evaluation is at step 500 has reached it (one at 499 has
+    not); a segment of its provenance that starts at step 500 made only later steps, so the take leaves it out."""
+    take = Take(TOY, "TD3", until=500)
+    at = finish_run(tmp_path, "TD3", 0, history(0, (250, 500)))
+    before = finish_run(tmp_path, "TD3", 1, history(1, (250, 499)))
+    for path in (at, before):
+        (path / DONE_NAME).unlink()
+    assert [row["step"] for row in take.history(at)] == [250, 500] and take.history(before) is None
+    later = {"from_step": 500, **MADE, "commit": "f" * 40}
+    (at / PROVENANCE_NAME).write_text(json.dumps([{"from_step": 0, **MADE}, later]))
+    run = FinishedRun(take, "Pendulum-v1", 0, at, {}, take.history(at), "TD3")
+    assert runner.run_provenance(run, tmp_path) == [{"from_step": 0, **MADE}]
 
 
 def test_seeds_pick_among_each_sweeps_own_seeds_and_a_directory_made_with_fewer_keeps_them(tmp_path):

@@ -52,6 +52,14 @@ def test_table2_score_is_each_runs_last_10_evaluations_then_mean_and_std_over_se
     assert table2_score(seeds, last_k=1) == (pytest.approx(24.0), pytest.approx(np.std([19.0, 29.0], ddof=1)))
 
 
+def test_table2_score_weighs_each_run_once_however_many_evaluations_it_has():
+    short = history([0.0, 0.0, 30.0])                # fewer than 10: all three, mean 10
+    long = history([99.0, 99.0] + [20.0] * 10)       # its last 10: mean 20
+    runs = (0.0 + 0.0 + 30.0) / 3, (20.0 * 10) / 10  # not the 13 evaluations pooled: (30 + 200) / 13
+    spread = abs(runs[0] - runs[1]) / np.sqrt(2)  # ddof 1 over two seeds
+    assert table2_score([short, long]) == (pytest.approx(sum(runs) / 2), pytest.approx(spread))
+
+
 def test_table1_score_is_the_peak_of_the_mean_over_seeds_curve_at_steps_every_seed_has():
     a = history([0.0, 10.0, 4.0, 100.0])
     b = history([0.0, 2.0, 8.0])  # one evaluation short: the step of a's 100 is not scored
@@ -61,6 +69,23 @@ def test_table1_score_is_the_peak_of_the_mean_over_seeds_curve_at_steps_every_se
     # not the mean of each seed's own maximum (100 and 8: 54)
     steps, mean, std = over_seeds([a, b])
     assert list(steps) == [1000, 2000, 3000] and list(mean) == [0.0, 6.0, 6.0]
+
+
+def test_table1_std_is_the_spread_over_seeds_at_the_peak_step_not_the_largest_spread_of_the_curve():
+    a, b = history([0.0, 20.0, 5.0]), history([10.0, 18.0, 15.0])
+    # mean curve 5, 19, 10: the peak is at 2,000 steps, where the seeds are 20 and 18; the spread is
+    # larger at 1,000 and 3,000 steps (0 and 10, 5 and 15)
+    spread = np.sqrt(((20.0 - 19.0) ** 2 + (18.0 - 19.0) ** 2) / (2 - 1))
+    assert table1_score([a, b]) == (19.0, pytest.approx(spread), 2000)
+
+
+def test_seeds_are_aligned_on_the_evaluation_step_not_on_their_position_in_the_history():
+    a = history([1.0, 2.0, 3.0], start=1000)     # steps 1,000, 2,000, 3,000
+    b = history([20.0, 30.0, 40.0], start=2000)  # steps 2,000, 3,000, 4,000
+    steps, mean, std = over_seeds([a, b])
+    assert list(steps) == [2000, 3000] and list(mean) == [(2.0 + 20.0) / 2, (3.0 + 30.0) / 2]
+    assert list(std) == pytest.approx([abs(2.0 - 20.0) / np.sqrt(2), abs(3.0 - 30.0) / np.sqrt(2)])  # ddof 1
+    assert table1_score([a, b]) == (16.5, pytest.approx(27.0 / np.sqrt(2)), 3000)
 
 
 def resampled_quantiles(samples, rng, confidence=0.95, n=10_000):
@@ -96,6 +121,18 @@ def test_bootstrap_interval_of_a_difference():
     # one seed on a side is a constant: the interval is the other side's bootstrap, shifted
     assert bootstrap_difference_ci([10.0], b) == pytest.approx(tuple(10.0 - x for x in bootstrap_ci(b)[::-1]))
     assert bootstrap_difference_ci(a, [10.0]) == pytest.approx(tuple(x - 10.0 for x in bootstrap_ci(a)))
+
+
+def test_bootstrap_intervals_are_drawn_from_the_seed_they_are_given():
+    # Eight scores far apart: the 2.5% and 97.5% points of the resampled means move with the draws.
+    scores = [2556.8, 2314.2, 2900.0, 1202.6, 519.2, 700.0, 3120.5, 1833.3]
+    a, b = scores[:4], scores[4:]
+    for seed in (1, 7):
+        drawn = resampled_quantiles([scores], np.random.default_rng(seed))
+        assert bootstrap_ci(scores, seed=seed) == pytest.approx(drawn, rel=1e-12)
+        drawn = resampled_quantiles([a, b], np.random.default_rng(seed))
+        assert bootstrap_difference_ci(a, b, seed=seed) == pytest.approx(drawn, rel=1e-12)
+    assert bootstrap_ci(scores, seed=1) != pytest.approx(bootstrap_ci(scores, seed=7), rel=1e-12)
 
 
 def test_permutation_p_value_counts_every_split():
@@ -154,11 +191,22 @@ def test_a_difference_separates_only_when_its_interval_excludes_0_and_p_is_below
     assert Difference(1.0, -0.1, 5.0, 0.01, (5, 5)).verdict == "does not separate"
 
 
+def test_a_difference_whose_interval_touches_0_holds_0_and_does_not_separate():
+    # The interval is closed: [0, 5] and [-5, 0] hold 0, however small p is.
+    assert not Difference(1.0, 0.0, 5.0, 0.001, (5, 5)).separates
+    assert not Difference(-1.0, -5.0, 0.0, 0.001, (5, 5)).separates
+    assert Difference(-1.0, -5.0, 0.0, 0.001, (5, 5)).verdict == "does not separate"
+
+
 def test_countable_says_whether_the_exact_test_counts_every_split():
     assert countable(5, 5) and countable(11, 11)          # 252 and 705,432 splits
     assert not countable(11, 12) and not countable(12, 12)  # 1,352,078 and 2,704,156 splits
     with pytest.raises(ValueError, match="too many splits"):
         permutation_p_value(list(range(12)), list(range(12)))
+
+
+def test_the_exact_permutation_test_counts_up_to_a_million_splits_the_million_included():
+    assert countable(1, 999_999) and not countable(1, 1_000_000)  # C(1,000,000, 1) and C(1,000,001, 1) splits
 
 
 def test_score_row():

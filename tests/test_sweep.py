@@ -4,6 +4,7 @@
 import contextlib
 import importlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -26,7 +27,7 @@ from td3_lib.stats import difference
 from td3_lib.sweep import (DONE_NAME, ERROR_NAME, SWITCHES, VARIANTS, RunRecord, SweepRun, bootstrap_ci, final_score,
                            load_sweep, open_sweep_dir, parse_overrides, parse_seeds, read_summary, sweep, sweep_spec,
                            variant_config)
-from td3_lib.sweep.summary import differences_markdown
+from td3_lib.sweep.summary import differences_markdown, finished_scores, summary_rows, table2_markdown
 
 ENV = "Pendulum-v1"
 TINY = dict(hidden_sizes=(32, 32), start_timesteps=200, eval_freq=200, eval_episodes=1, batch_size=32)
@@ -114,6 +115,30 @@ def test_summary_sets_each_variant_against_td3_with_the_courses_difference():
     # without TD3 the first variant is the baseline; one variant alone has nothing to be set against
     assert "| TD3-DP − DDPG |" in differences_markdown(dict(spec, variants=["DDPG", "TD3-DP"]), runs)
     assert differences_markdown(dict(spec, variants=["TD3"]), runs) == ""
+
+
+def test_summary_scores_finished_runs_by_their_last_k_evaluations_as_mean_and_std_with_ddof_1():
+    def run(variant, seed, values, status="finished"):
+        return RunRecord(SweepRun(ENV, variant, seed), Path(f"{variant}/seed{seed}"), status,
+                         [{"step": 100 * (i + 1), "eval_mean": v} for i, v in enumerate(values)])
+
+    runs = [run("TD3", 0, [0.0, 10.0, 20.0, 30.0]), run("TD3", 1, [100.0, 1.0, 3.0, 5.0]),
+            run("TD3", 2, [7.0, 7.0, 8.0, 10.0]), run("DDPG", 0, [50.0, 6.0, 2.0, 4.0]),
+            run("DDPG", 1, [0.0, 0.0, 1.0, 3.0]), run("DDPG", 2, [9.0, 9.0, 9.0, 90.0], "unfinished")]
+    spec = {"envs": [ENV], "variants": ["TD3", "DDPG"], "seeds": [0, 1, 2]}
+    # each finished run's last 2 evaluations (DDPG's seed 2 has not finished)
+    td3, ddpg = [(20 + 30) / 2, (3 + 5) / 2, (8 + 10) / 2], [(2 + 4) / 2, (1 + 3) / 2]
+    assert finished_scores(runs, ENV, "TD3", last_k=2) == td3 and finished_scores(runs, ENV, "DDPG", last_k=2) == ddpg
+    assert finished_scores(runs, ENV, "TD3") == [(10 + 20 + 30) / 3, (1 + 3 + 5) / 3, (7 + 8 + 10) / 3]  # LAST_K = 3
+    mean = {v: sum(x) / len(x) for v, x in (("TD3", td3), ("DDPG", ddpg))}
+    std = {v: math.sqrt(sum((s - mean[v]) ** 2 for s in x) / (len(x) - 1)) for v, x in (("TD3", td3), ("DDPG", ddpg))}
+    rows = summary_rows(spec, runs, last_k=2)
+    assert [(r["variant"], r["n_seeds"], r["mean"]) for r in rows] == [("TD3", 3, mean["TD3"]), ("DDPG", 2, mean["DDPG"])]
+    assert [r["std"] for r in rows] == [pytest.approx(std["TD3"]), pytest.approx(std["DDPG"])]
+    lines = table2_markdown(spec, rows, last_k=2).splitlines()
+    assert lines[0].startswith("Final return: mean of the last 2 evaluations of each run; mean ± std over 3 seeds")
+    assert lines[4:] == [f"| TD3 | **{mean['TD3']:.1f} ± {std['TD3']:.1f}** |",  # the best mean in bold
+                         f"| DDPG | {mean['DDPG']:.1f} ± {std['DDPG']:.1f} (n=2) |"]  # a seed missing: n shown
 
 
 def test_another_sweep_in_the_same_directory_is_refused(tmp_path):
