@@ -72,6 +72,13 @@ def test_bad_names_and_values_name_what_is_allowed():
     assert parse_seeds("0-2,7") == [0, 1, 2, 7]
 
 
+def free_port() -> int:
+    """A port on this machine that nothing listens on (the system's choice, released again)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def test_cli_errors_are_one_line(tmp_path, capsys):
     base = ["sweep", "--env", ENV, "--seeds", "0", "--out", str(tmp_path / "s")]
     assert main(base + ["--variants", "TD3,TD4"]) == 2
@@ -79,9 +86,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert err.count("\n") == 1 and "Unknown variant 'TD4'; allowed: TD3, DDPG" in err
     assert main(base + ["--set", "widths=64"]) == 2
     assert "Unknown TD3Config field 'widths'" in capsys.readouterr().err
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     assert main(base + ["--address", f"127.0.0.1:{port}"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"Cannot reach a Ray cluster at 127.0.0.1:{port}" in err
@@ -89,10 +94,15 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert not ray.is_initialized()  # refused before Ray, which would retry the address for minutes
 
 
+def run_record(env: str, variant: str, seed: int, values, status="finished") -> RunRecord:
+    """A run whose evaluations, at steps 100, 200, ..., returned ``values``."""
+    return RunRecord(SweepRun(env, variant, seed), Path(f"{env}/{variant}/seed{seed}"), status,
+                     [{"step": 100 * (i + 1), "eval_mean": v} for i, v in enumerate(values)])
+
+
 def finished_runs(scores: dict) -> list[RunRecord]:
     """Finished runs whose final score (the mean of their last 3 evaluations) is the given one."""
-    return [RunRecord(SweepRun(env, variant, seed), Path(f"{env}/{variant}/seed{seed}"), "finished",
-                      [{"step": 100 * i, "eval_mean": score} for i in range(1, 5)])
+    return [run_record(env, variant, seed, [score] * 4)
             for (env, variant), seeds in scores.items() for seed, score in enumerate(seeds)]
 
 
@@ -118,13 +128,10 @@ def test_summary_sets_each_variant_against_td3_with_the_courses_difference():
 
 
 def test_summary_scores_finished_runs_by_their_last_k_evaluations_as_mean_and_std_with_ddof_1():
-    def run(variant, seed, values, status="finished"):
-        return RunRecord(SweepRun(ENV, variant, seed), Path(f"{variant}/seed{seed}"), status,
-                         [{"step": 100 * (i + 1), "eval_mean": v} for i, v in enumerate(values)])
-
-    runs = [run("TD3", 0, [0.0, 10.0, 20.0, 30.0]), run("TD3", 1, [100.0, 1.0, 3.0, 5.0]),
-            run("TD3", 2, [7.0, 7.0, 8.0, 10.0]), run("DDPG", 0, [50.0, 6.0, 2.0, 4.0]),
-            run("DDPG", 1, [0.0, 0.0, 1.0, 3.0]), run("DDPG", 2, [9.0, 9.0, 9.0, 90.0], "unfinished")]
+    runs = [run_record(ENV, "TD3", 0, [0.0, 10.0, 20.0, 30.0]), run_record(ENV, "TD3", 1, [100.0, 1.0, 3.0, 5.0]),
+            run_record(ENV, "TD3", 2, [7.0, 7.0, 8.0, 10.0]), run_record(ENV, "DDPG", 0, [50.0, 6.0, 2.0, 4.0]),
+            run_record(ENV, "DDPG", 1, [0.0, 0.0, 1.0, 3.0]),
+            run_record(ENV, "DDPG", 2, [9.0, 9.0, 9.0, 90.0], "unfinished")]
     spec = {"envs": [ENV], "variants": ["TD3", "DDPG"], "seeds": [0, 1, 2]}
     # each finished run's last 2 evaluations (DDPG's seed 2 has not finished)
     td3, ddpg = [(20 + 30) / 2, (3 + 5) / 2, (8 + 10) / 2], [(2 + 4) / 2, (1 + 3) / 2]
@@ -402,9 +409,7 @@ def test_a_sweep_joins_a_cluster_begun_by_ray_start_with_rays_token_mode(tmp_pat
     env.pop("RAY_AUTH_MODE", None)  # a Ray started in this process (another test's) sets it here
     subprocess.run([sys.executable, "-m", "ray.scripts.scripts", "get-auth-token", "--generate"], env=env,
                    check=True, capture_output=True)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     out = tmp_path / "sweep"
     argv = [sys.executable, "-m", "td3_lib", "sweep", "--env", ENV, "--variants", "TD3", "--seeds", "0", "--out",
             str(out), "--address", f"127.0.0.1:{port}", "--quiet"] + TINY_ARGS
