@@ -147,6 +147,15 @@ def countable(n_a: int, n_b: int) -> bool:
     return math.comb(n_a + n_b, n_a) <= MAX_SPLITS
 
 
+def rounding_slack(scores) -> float:
+    """How far below the observed difference of means a split's difference may fall and still count
+    as a tie: 1e-9 of the largest score. Rounding makes equal differences differ by about 1e-15 of
+    the scores' size (a sum's error grows with its terms, not with the gap between groups), so that
+    a tie at returns of thousands is missed by any slack scaled to the gap; 1e-9 of the scores is far
+    above that error and far below any gap between returns that matters."""
+    return 1e-9 * float(np.max(np.abs(scores), initial=0.0))
+
+
 def permutation_p_value(a, b) -> float:
     """Exact two-sided permutation test of mean(a) - mean(b): the share of all ways of splitting the
     pooled scores into groups of len(a) and len(b) whose difference of means is at least as large
@@ -159,10 +168,10 @@ def permutation_p_value(a, b) -> float:
         raise ValueError(f"{a.size} and {b.size} seeds: too many splits to count exactly (over a million).")
     pooled, n, splits = np.concatenate([a, b]), a.size, math.comb(a.size + b.size, a.size)
     observed, total, count = abs(a.mean() - b.mean()), pooled.sum(), 0
+    at_least = observed - rounding_slack(pooled)  # a split as large as the observed one counts, despite rounding
     for idx in itertools.combinations(range(pooled.size), n):
         in_a = pooled[list(idx)].sum()
-        difference = in_a / n - (total - in_a) / b.size
-        count += abs(difference) >= observed * (1 - 1e-12)  # the observed split counts, despite rounding
+        count += abs(in_a / n - (total - in_a) / b.size) >= at_least
     return count / splits
 
 
@@ -180,7 +189,7 @@ def paired_permutation_p_value(a, b) -> float:
     d = a - b
     signs = np.array(list(itertools.product((1.0, -1.0), repeat=d.size)))
     means = np.abs(signs @ d) / d.size
-    return float(np.mean(means >= abs(d.mean()) * (1 - 1e-12)))  # the observed signs count, despite rounding
+    return float(np.mean(means >= abs(d.mean()) - rounding_slack(np.concatenate([a, b]))))
 
 
 @dataclass(frozen=True)

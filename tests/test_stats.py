@@ -2,6 +2,7 @@
 course quotes."""
 
 import itertools
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -268,3 +269,28 @@ def test_paired_permutation_p_value_equals_a_count_by_hand():
 def test_paired_permutation_p_value_refuses_unequal_lists():
     with pytest.raises(ValueError, match="two equal"):
         paired_permutation_p_value([1, 2, 3], [1, 2])
+
+
+def exact_two_sided_p(a, b) -> float:
+    """The permutation p in exact rational arithmetic, from the scores' decimal strings."""
+    pooled = [Fraction(str(x)) for x in a + b]
+    def gap(idx):
+        in_a = sum(pooled[i] for i in idx)
+        return abs(in_a / len(a) - (sum(pooled) - in_a) / len(b))
+    observed = gap(range(len(a)))
+    splits = list(itertools.combinations(range(len(pooled)), len(a)))
+    return sum(gap(idx) >= observed for idx in splits) / len(splits)
+
+
+@pytest.mark.parametrize("a, b", [([1000.3, 1000.6, 1000.7], [1000.9, 1000.4, 1000.0]),
+                                  ([3000.1, 3000.5, 3000.8], [3000.0, 3000.6, 3000.7]),
+                                  ([3306.2, 2981.7, 3120.4, 3399.9, 2890.0], [1650.3, 2011.8, 1874.1, 1590.6, 1777.7]),
+                                  ([0.1, 0.2, 0.3], [0.3, 0.1, 0.2])])
+def test_permutation_tests_count_ties_between_large_scores(a, b):
+    """Returns of thousands whose splits tie exactly: floating point gives the tied differences
+    different last digits, and a tie must still count (the first two lists are exact 0.9 and 1)."""
+    assert permutation_p_value(a, b) == pytest.approx(exact_two_sided_p(a, b))
+    flips = list(itertools.product((1, -1), repeat=len(a)))
+    d = [Fraction(str(x)) - Fraction(str(y)) for x, y in zip(a, b)]
+    exact_paired = sum(abs(sum(s * x for s, x in zip(f, d))) >= abs(sum(d)) for f in flips) / len(flips)
+    assert paired_permutation_p_value(a, b) == pytest.approx(exact_paired)

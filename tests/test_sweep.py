@@ -146,6 +146,8 @@ def test_summary_scores_finished_runs_by_their_last_k_evaluations_as_mean_and_st
     assert lines[0].startswith("Final return: mean of the last 2 evaluations of each run; mean ± std over 3 seeds")
     assert lines[4:] == [f"| TD3 | **{mean['TD3']:.1f} ± {std['TD3']:.1f}** |",  # the best mean in bold
                          f"| DDPG | {mean['DDPG']:.1f} ± {std['DDPG']:.1f} (n=2) |"]  # a seed missing: n shown
+    one = summary_rows(spec, runs[:1] + runs[3:], last_k=2)  # TD3 with one finished seed: a score, no spread
+    assert table2_markdown(spec, one, last_k=2).splitlines()[4] == f"| TD3 | **{td3[0]:.1f}** (n=1) |"
 
 
 def test_another_sweep_in_the_same_directory_is_refused(tmp_path):

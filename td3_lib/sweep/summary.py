@@ -148,7 +148,8 @@ def table2_markdown(spec: dict, rows: list[dict], last_k: int = LAST_K) -> str:
 def format_cell(row: dict, best: float | None, n_seeds: int) -> str:
     if not row["n_seeds"]:
         return "—"
-    text = f"{row['mean']:.1f} ± {row['std']:.1f}"
+    one_seed = row["n_seeds"] == 1  # one seed has a score and no spread
+    text = f"{row['mean']:.1f}" if one_seed else f"{row['mean']:.1f} ± {row['std']:.1f}"
     text = f"**{text}**" if row["mean"] == best else text
     return text if row["n_seeds"] == n_seeds else f"{text} (n={row['n_seeds']})"
 
