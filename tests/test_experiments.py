@@ -341,3 +341,19 @@ def test_a_run_is_the_same_run_in_every_result_that_evaluates_it_on_another_sche
                 assert float(a[at]["eval_mean"]) == pytest.approx(float(b[at]["eval_mean"]), abs=1e-3), (key, at)
                 compared += 1
     assert compared >= 5 * 6  # critic_shape_bug's correct TD3: 5 seeds, evaluations at 2,500 ... 15,000
+
+
+def test_runs_kept_while_an_experiment_is_unfinished_come_back_as_they_were(tmp_path):
+    """experiments/finished_runs/ holds the finished runs of experiments still training: each CSV there,
+    restored (--restore) and collected again, gives the same file and entry, provenance included, and
+    every run in it reached its experiment's full budget."""
+    experiments = {e.file: e for e in every_experiment()}
+    kept = sorted((SCRIPTS / "finished_runs").glob("*.csv"))
+    for path in kept:
+        experiment, entry = experiments[path.name], json.loads(Path(f"{path}.json").read_text())
+        args = args_for(tmp_path / path.stem)
+        runner.restore(experiment, path, args)
+        written = runner.write(experiment, runner.collect(experiment, args), args, entry["command"])
+        assert written.read_text() == path.read_text(), path.name
+        assert json.loads(Path(f"{written}.json").read_text()) == entry, path.name
+        assert entry["steps"] == max(take.sweep.steps for take in experiment.takes), path.name

@@ -87,11 +87,11 @@ def test_every_shipped_entry_says_what_made_its_runs_or_that_it_was_recorded_aft
     for e in manifest():
         assert {"commit", "versions", "machine"} <= set(e), e["file"]
         groups = e.get("provenance", [e])
-        for group in groups:
-            if group["commit"] is None:  # unknown: said, with the commit that first shipped the runs
-                assert group["recorded_afterwards"] and len(group["shipped_in"]) == 40, e["file"]
+        for made in (s for group in groups for s in group.get("segments", [group])):  # a resumed run: each part
+            if made["commit"] is None:  # unknown: said, with the commit that first shipped the runs
+                assert made["recorded_afterwards"] and len(made["shipped_in"]) == 40, e["file"]
             else:
-                assert group["versions"] and group["machine"]["cpu"], e["file"]
+                assert made["versions"] and made["machine"]["cpu"], e["file"]
         if "provenance" in e:  # per group of runs: the groups cover every run of the file once, and no other
             listed = Counter((run_label(name), s) for g in groups for name, seeds in g["runs"].items() for s in seeds)
             rows = load(e["file"])
