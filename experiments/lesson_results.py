@@ -5,27 +5,25 @@
     python experiments/lesson_results.py hopper-v5     # lessons 02, 03, 04, 06 and 07 on MuJoCo's Hopper-v5
     python experiments/lesson_results.py hopper-v5-1m  # TD3 and DDPG on Hopper-v5 at the paper's 1M steps
 
-Every run is an ordinary ``train`` run of a sweep (``td3_lib.sweep``) whose history holds, at each
-evaluation, the return and the critic's probe (``critic``: value estimate against the true
-discounted return, the value at fixed start states, roughness and peak height along the action).
+Every run is an ordinary ``train`` run of a sweep (``td3_lib.sweep``) whose history holds, at each evaluation,
+the return and the critic's probe (``critic``: value estimate against the true discounted return, the value
+at fixed start states, roughness and peak height along the action).
 
-- ``pendulum``: TD3, TD3 without each trick, DDPG (AHE) and DDPG+CDQ, with the preset and an
-  evaluation every 500 steps, 5 seeds (``PENDULUM``, shared with smoothing_pendulum.csv and
-  pitfalls_pendulum.csv), and TD3 with d = 5.
-- ``pitfalls``: TD3 with one bug each (the variants of ``td3_lib.course.pitfalls``), on the same
-  settings; the correct baseline is ``PENDULUM``'s TD3, read, not trained again.
-- ``hopper-v5``: the paper's own task with the authors' current repository defaults (Hopper-v5's
-  preset: 256-256 networks, Adam 3e-4, batch 256, 25,000 random steps; the paper used 400-300,
-  Adam 1e-3, batch 100 and 1,000 random steps, the ``paper`` preset), 300,000
-  steps (30% of the paper's budget), evaluated every 5,000 steps over 10 episodes. Three sweeps,
-  one after another, so that a stop part-way leaves the most useful result: every variant to 3
-  seeds, then TD3 and DDPG to 5, then the ablations to 5.
+- ``pendulum``: TD3, TD3 without each trick, DDPG (AHE) and DDPG+CDQ, with the preset and an evaluation
+  every 500 steps, 5 seeds (``PENDULUM``, shared with smoothing_pendulum.csv and pitfalls_pendulum.csv),
+  and TD3 with d = 5.
+- ``pitfalls``: TD3 with one bug each (the variants of ``td3_lib.course.pitfalls``), on the same settings;
+  the correct baseline is ``PENDULUM``'s TD3, read, not trained again.
+- ``hopper-v5``: the paper's own task with the authors' current repository defaults (Hopper-v5's preset:
+  256-256 networks, Adam 3e-4, batch 256, 25,000 random steps; the paper used 400-300, Adam 1e-3, batch 100
+  and 1,000 random steps, the ``paper`` preset), 300,000 steps (30% of the paper's budget), evaluated every
+  5,000 steps over 10 episodes. Three sweeps, one after another, so that a stop part-way leaves the most
+  useful result: every variant to 3 seeds, then TD3 and DDPG to 5, then the ablations to 5.
 - ``hopper-v5-1m``: TD3 and DDPG (AHE) to the paper's 1,000,000 steps, 5 seeds, same settings.
+- ``hopper-v5-remake``: hopper-v5's ablation seeds 0-2 made again with provenance, to replace those runs there.
 
-Runs are kept under ``--root`` (default runs/lesson_results, ROOT/SWEEP/ENV/VARIANT/seedS): an
-interrupted experiment started again resumes its unfinished runs and skips the finished ones.
-The options (``--collect``, ``--seeds``, ``--steps``, ``--out``, ``--restore``, ``--jobs``,
-``--address``) are those of every experiment (``td3_lib.course.experiments``).
+Runs are kept under ``--root`` (default runs/lesson_results, ROOT/SWEEP/ENV/VARIANT/seedS) and an experiment started
+again trains only the unfinished; the options are every experiment's (``td3_lib.course.experiments``).
 """
 
 from td3_lib.course.experiments import PENDULUM, Experiment, Sweep, Take, main
@@ -41,10 +39,10 @@ HOPPER_V5 = (Sweep("hopper-v5-0", ("Hopper-v5",), HOPPER, (0, 1, 2), steps=300_0
              Sweep("hopper-v5-1", ("Hopper-v5",), HOPPER[:2], (3, 4), steps=300_000, probes=("critic",)),
              Sweep("hopper-v5-2", ("Hopper-v5",), HOPPER[2:], (3, 4), steps=300_000, probes=("critic",)))
 HOPPER_V5_1M = Sweep("hopper-v5-1m-0", ("Hopper-v5",), HOPPER[:2], SEEDS, steps=1_000_000, probes=("critic",))
+HOPPER_V5_REMAKE = Sweep("hopper-v5-3", ("Hopper-v5",), HOPPER[2:], (0, 1, 2), steps=300_000, probes=("critic",))
 # Lesson 08's pitfalls, by their names in td3_lib.course.pitfalls.PITFALLS (each a registered variant).
 PITFALL_RUNS = ("uniform noise (rand)", "target critic as current", "Q1 loss twice", "time limit as terminal")
-PITFALL_SWEEP = Sweep("pitfalls-0", ("Pendulum-v1",), PITFALL_RUNS, SEEDS, overrides={"eval_freq": 500},
-                      probes=("critic",))
+PITFALL_SWEEP = Sweep("pitfalls-0", ("Pendulum-v1",), PITFALL_RUNS, SEEDS, overrides={"eval_freq": 500}, probes=("critic",))
 
 EXPERIMENTS = {
     "pendulum": Experiment("pendulum_variants.csv", "01 02 03 07", "Pendulum-v1", FIELDS,
@@ -56,6 +54,8 @@ EXPERIMENTS = {
                             tuple(Take(s, v) for s in HOPPER_V5 for v in s.variants)),
     "hopper-v5-1m": Experiment("hopper_v5_1m.csv", "02 03 07", "Hopper-v5", FIELDS,
                                tuple(Take(HOPPER_V5_1M, v) for v in HOPPER_V5_1M.variants)),
+    "hopper-v5-remake": Experiment("hopper_v5_ablation_remake.csv", "07", "Hopper-v5", FIELDS,
+                                   tuple(Take(HOPPER_V5_REMAKE, v) for v in HOPPER_V5_REMAKE.variants)),
 }
 
 if __name__ == "__main__":

@@ -62,7 +62,8 @@ def test_every_script_is_a_specification_of_registered_variants_and_probes_each_
             assert sweeps.setdefault(take.sweep.dir, take.sweep) == take.sweep, take.sweep.dir
             sweep_spec(take.sweep.envs, take.sweep.variants, take.sweep.seeds, dict(take.sweep.overrides),
                        take.sweep.steps)  # a valid sweep
-    assert {f for f in files if f != "hopper_v5_1m.csv"} == {p.name for p in results_dir().glob("*.csv")}
+    training = {"hopper_v5_1m.csv", "hopper_v5_ablation_remake.csv"}  # not shipped yet: see experiments/finished_runs
+    assert set(files) - training == {p.name for p in results_dir().glob("*.csv")}
     smoothing, results = script("smoothing").EXPERIMENTS, script("lesson_results").EXPERIMENTS
     assert all(t.sweep is PENDULUM for t in smoothing["pendulum"].takes)  # read, not trained again
     assert results["pitfalls"].takes[-1] == Take(PENDULUM, "TD3", "TD3 (correct)")
