@@ -358,3 +358,23 @@ def test_runs_kept_while_an_experiment_is_unfinished_come_back_as_they_were(tmp_
         assert written.read_text() == path.read_text(), path.name
         assert json.loads(Path(f"{written}.json").read_text()) == entry, path.name
         assert entry["steps"] == max(take.sweep.steps for take in experiment.takes), path.name
+
+
+def test_writing_a_part_of_an_experiment_says_to_keep_it_and_the_whole_says_how_to_ship_it(tmp_path, capsys):
+    def finished(runs):
+        return [{"variant": v, "policy_freq": f, "seed": seed, "step": step, "eval_mean": float(step), "q_estimate": 0.0,
+                 "wall_s": 1.0} for v, f, seed in runs for step in (500, 1000)]
+    entry = {"file": "earlier.csv", "lesson": "07", "env": "E", "command": "c", "seeds": [0, 1], "steps": 1000,
+             "wall_s": 1.0, "version": "0", **MADE}
+    part = write_result(finished([("TD3", 2, 0), ("AHE", 1, 1)]), FIELDS, entry, tmp_path / "part")
+    args = args_for(tmp_path)
+    runner.restore(TOY_EXPERIMENT, part, args)
+    runner.write(TOY_EXPERIMENT, runner.collect(TOY_EXPERIMENT, args), args, "c")
+    said = capsys.readouterr().out
+    assert "2 of its 4 runs have finished: keep them" in said and "publish" not in said
+    whole = write_result(finished([("TD3", 2, 0), ("TD3", 2, 1), ("AHE", 1, 0), ("AHE", 1, 1)]), FIELDS, entry,
+                         tmp_path / "whole")
+    runner.restore(TOY_EXPERIMENT, whole, args)
+    runner.write(TOY_EXPERIMENT, runner.collect(TOY_EXPERIMENT, args), args, "c")
+    said = capsys.readouterr().out
+    assert "ship it with: python -m td3_lib.course.results publish" in said and "have finished" not in said

@@ -256,8 +256,13 @@ def write(experiment: Experiment, runs: list[FinishedRun], args, command: str) -
     rows = [row for run in runs for row in rows_of(run, experiment)]
     entry = result_entry(experiment, runs, args, command)
     path = write_result(rows, experiment.fields, entry, args.out)
-    print(f"wrote {path}: {len(rows)} rows, {entry['wall_s']:.0f} s of training over all runs\n"
-          f"ship it with: python -m td3_lib.course.results publish {shlex.quote(str(path))}")
+    wanted = sum(len(t.sweep.envs) * len(chosen(t.sweep.seeds, args)) for t in experiment.takes)
+    print(f"wrote {path}: {len(rows)} rows, {entry['wall_s']:.0f} s of training over all runs")
+    if len(runs) < wanted:  # a part: kept until the rest has trained, not shipped
+        print(f"{len(runs)} of its {wanted} runs have finished: keep them with --out experiments/finished_runs "
+              "(docs/results.md), and ship the result once every run has finished")
+    else:
+        print(f"ship it with: python -m td3_lib.course.results publish {shlex.quote(str(path))}")
     return path
 
 
