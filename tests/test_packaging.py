@@ -45,3 +45,14 @@ def test_pybullet_is_only_an_extra(wheel):
     bullet = [r for r in requires if "pybullet" in r.lower()]
     assert bullet and all('extra == "bullet"' in r for r in bullet), bullet
     assert not any("pygame-ce" in r for r in requires)  # Colab's pygame is not overwritten
+
+
+def test_requirements_install_the_bullet_extra_only_where_pybullet_has_wheels():
+    """requirements.txt names the bullet extra's requirements, each only for the Pythons PyBullet has
+    wheels for; elsewhere pip would build it from source, minutes with a C++ compiler."""
+    import tomllib
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["bullet"]
+    lines = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
+    bullet = [line for line in lines if "pybullet" in line.lower() and not line.startswith("#")]
+    assert bullet == [f'{requirement}; python_version < "3.12"' for requirement in extra]
+    assert "-e .[sweep]" in lines
