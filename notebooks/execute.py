@@ -8,11 +8,11 @@ budgets (TD3_QUICK unset) and with one torch thread (OMP_NUM_THREADS=1, MKL_NUM_
 outputs and the progress bars' widget state are written back into the notebook. COLUMNS and LINES
 are unset, so that no progress bar's stored text is cut to a terminal's width.
 
-Lesson 06's full budget is a 1,000,000-step Hopper-v5 run, hours on a CPU. It is the TD3 seed 0 run
-of ``python experiments/lesson_results.py hopper-v5-1m`` (the same call, preset and seed), so the lesson
-starts from that run, finished: its checkpoint, history and best actor are copied into the lesson's
-checkpoint folder, where the training cell resumes it and returns at once (``STARTS_FROM``; without the
-run, the lesson is not executed at the full budget). ``--quick`` runs every lesson in quick mode (a
+Lesson 06's full budget is a 300,000-step Hopper-v5 run, about an hour on one CPU core. It is the run
+of ``LESSON_06_COMMAND`` (the same call, preset, budget and seed), so the lesson starts from that run,
+finished: its checkpoint, history and best actor are copied into the lesson's checkpoint folder, where
+the training cell resumes it and returns at once (``STARTS_FROM``; without the run, the lesson is not
+executed at the full budget). ``--quick`` runs every lesson in quick mode (a
 check that it runs, not outputs to commit).
 
 After each lesson the stored outputs are checked with the rules of tests/test_notebook_outputs.py
@@ -31,16 +31,15 @@ import sys
 import time
 from pathlib import Path
 
-from td3_lib.course.experiments import ROOT as RUNS_ROOT
-from td3_lib.run import BEST_NAME, CHECKPOINT_NAME, HISTORY_NAME
-from td3_lib.sweep.grid import DONE_NAME, SweepRun
+from td3_lib.run import BEST_NAME, CHECKPOINT_NAME, HISTORY_NAME, read_history
 
 ROOT = Path(__file__).resolve().parent.parent
-STARTS_FROM = {"06_td3_assembled.ipynb": (SweepRun("Hopper-v5", "TD3", 0).path(ROOT / RUNS_ROOT / "hopper-v5-1m-0"),
-                                          ROOT / "notebooks/runs/Hopper-v5-seed0",
-                                          "python experiments/lesson_results.py hopper-v5-1m")}
-"""A lesson whose full-budget run is a finished run of an experiment: (that run, the lesson's checkpoint
-folder, the command that makes the run)."""
+LESSON_06_RUN = "runs/lesson_runs/Hopper-v5-seed0"
+LESSON_06_COMMAND = f"OMP_NUM_THREADS=1 python -m td3_lib train --env Hopper-v5 --steps 300000 --save-buffer --out {LESSON_06_RUN}"
+STARTS_FROM = {"06_td3_assembled.ipynb": (ROOT / LESSON_06_RUN, ROOT / "notebooks/runs/Hopper-v5-seed0", LESSON_06_COMMAND,
+                                          300_000)}
+"""A lesson whose full-budget run is made beforehand: (that run, the lesson's checkpoint folder, the command
+that makes the run, the steps it has when finished)."""
 RUN_FILES = (CHECKPOINT_NAME, HISTORY_NAME, BEST_NAME)
 
 
@@ -86,12 +85,12 @@ def fresh_runs(path: Path) -> None:
 
 def start_from_finished_run(path: Path) -> None:
     """Copy the finished run a lesson starts from into its checkpoint folder (unless that holds a run)."""
-    source, folder, command = STARTS_FROM[path.name]
+    source, folder, command, steps = STARTS_FROM[path.name]
     if (folder / CHECKPOINT_NAME).exists():
         return
-    if not all((source / name).exists() for name in (*RUN_FILES, DONE_NAME)):
+    if not all((source / name).exists() for name in RUN_FILES) or read_history(source / HISTORY_NAME)[-1]["step"] < steps:
         raise FileNotFoundError(f"{path.name} starts from the finished run {source}, which is not there: "
-                                f"make it with {command} (hours), or execute the lesson with --quick.")
+                                f"make it with {command} (an hour), or execute the lesson with --quick.")
     folder.mkdir(parents=True, exist_ok=True)
     for name in RUN_FILES:
         shutil.copy2(source / name, folder / name)

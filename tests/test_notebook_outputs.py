@@ -112,19 +112,26 @@ def execute_script():
 
 
 def test_a_lesson_that_starts_from_a_finished_run_gets_its_files_or_a_clear_refusal(tmp_path, monkeypatch):
-    """notebooks/execute.py: lesson 06's full budget is a finished run of an experiment, copied into the
-    lesson's checkpoint folder (the checkpoint, history and best actor; not the sweep's own files); a
-    folder that holds a run is left alone, and a missing run is refused, naming the command that makes it."""
+    """notebooks/execute.py: lesson 06's full budget is a run made beforehand by the command it names,
+    copied into the lesson's checkpoint folder (the checkpoint, history and best actor) once it has its
+    steps; a folder that holds a run is left alone, and a missing or unfinished run is refused, naming the
+    command that makes it."""
     execute = execute_script()
-    assert execute.STARTS_FROM["06_td3_assembled.ipynb"][2] == "python experiments/lesson_results.py hopper-v5-1m"
-    run, folder = tmp_path / "sweep" / "seed0", tmp_path / "notebooks" / "runs" / "Hopper-v5-seed0"
-    monkeypatch.setitem(execute.STARTS_FROM, "06_td3_assembled.ipynb", (run, folder, "python make.py"))
+    source, _, command, steps = execute.STARTS_FROM["06_td3_assembled.ipynb"]
+    assert command.endswith(f"train --env Hopper-v5 --steps {steps} --save-buffer --out {execute.LESSON_06_RUN}")
+    assert source == execute.ROOT / execute.LESSON_06_RUN
+    run, folder = tmp_path / "made" / "Hopper-v5-seed0", tmp_path / "notebooks" / "runs" / "Hopper-v5-seed0"
+    monkeypatch.setitem(execute.STARTS_FROM, "06_td3_assembled.ipynb", (run, folder, "python make.py", 1_000))
     lesson = Path("06_td3_assembled.ipynb")
     with pytest.raises(FileNotFoundError, match="which is not there: make it with python make.py"):
         execute.start_from_finished_run(lesson)
     run.mkdir(parents=True)
-    for name in (*execute.RUN_FILES, "done.json", "lock"):
+    for name in (*execute.RUN_FILES, "curve.png"):
         (run / name).write_text(name)
+    (run / "history.csv").write_text("step,eval_mean\n500,1.0\n")  # stopped half-way
+    with pytest.raises(FileNotFoundError, match="which is not there"):
+        execute.start_from_finished_run(lesson)
+    (run / "history.csv").write_text("step,eval_mean\n500,1.0\n1000,2.0\n")
     execute.start_from_finished_run(lesson)
     assert sorted(p.name for p in folder.iterdir()) == sorted(execute.RUN_FILES)
     (folder / "history.csv").write_text("the lesson's own")

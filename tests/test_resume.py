@@ -67,6 +67,24 @@ def untimed(history: list[dict]) -> list[dict]:
 
 
 @pytest.mark.slow
+def test_a_finished_run_extended_keeps_its_history_and_is_a_continuation_not_the_longer_run(tmp_path):
+    """Only total_steps may change on resume, to extend a finished run (lesson 06 goes on from 300,000
+    Hopper steps to 1M). The extended run keeps the shorter run's history and reaches the new budget. The
+    shorter run stopped half-way through an episode (Pendulum's are 200 steps long; it stopped at 1,300), and
+    the extension goes on in a new episode there, so from then on it is not the run that the longer budget
+    makes from the start."""
+    full = train("Pendulum-v1", CFG, seed=3, device="cpu", progress=False)
+    short = train("Pendulum-v1", dataclasses.replace(CFG, total_steps=1300), seed=3, device="cpu",
+                  checkpoint_dir=tmp_path, progress=False, save_buffer=True)
+    longer = train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
+                   save_buffer=True, resume=True)
+    assert longer.history[:len(short.history)] == short.history and longer.steps == CFG.total_steps
+    evaluations = lambda result: {h["step"]: h["eval_mean"] for h in result.history}
+    assert [evaluations(longer)[s] == evaluations(full)[s] for s in (400, 800, 1200, 1600, 2000)] == \
+        [True, True, True, False, False]
+
+
+@pytest.mark.slow
 def test_resume_without_buffer_warns_and_continues(tmp_path):
     with pytest.raises(Interrupt):
         train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
