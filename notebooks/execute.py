@@ -34,10 +34,11 @@ from pathlib import Path
 from td3_lib.run import BEST_NAME, CHECKPOINT_NAME, HISTORY_NAME, read_history
 
 ROOT = Path(__file__).resolve().parent.parent
-LESSON_06_RUN = "runs/lesson_runs/Hopper-v5-seed0"
-LESSON_06_COMMAND = f"OMP_NUM_THREADS=1 python -m td3_lib train --env Hopper-v5 --steps 300000 --save-buffer --out {LESSON_06_RUN}"
+LESSON_06_RUN, LESSON_06_STEPS = "runs/lesson_runs/Hopper-v5-seed0", 300_000
+LESSON_06_COMMAND = (f"OMP_NUM_THREADS=1 python -m td3_lib train --env Hopper-v5 --steps {LESSON_06_STEPS} "
+                     f"--save-buffer --out {LESSON_06_RUN}")
 STARTS_FROM = {"06_td3_assembled.ipynb": (ROOT / LESSON_06_RUN, ROOT / "notebooks/runs/Hopper-v5-seed0", LESSON_06_COMMAND,
-                                          300_000)}
+                                          LESSON_06_STEPS)}
 """A lesson whose full-budget run is made beforehand: (that run, the lesson's checkpoint folder, the command
 that makes the run, the steps it has when finished)."""
 RUN_FILES = (CHECKPOINT_NAME, HISTORY_NAME, BEST_NAME)
