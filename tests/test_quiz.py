@@ -29,20 +29,24 @@ def test_sealing_a_letter_that_is_not_a_choice_is_one_line_and_writes_nothing(se
     assert sealed.read_text() == before
 
 
-def test_right_wrong_unanswered_invalid(sealed, capsys):
-    assert quiz.check("99-q1", "b") is True
-    assert capsys.readouterr().out == "Correct: (b).\n\nBecause min < max.\n"
-    assert quiz.check("99-q1", " B ") is True  # case and spaces forgiven
-    capsys.readouterr()
-    assert quiz.check("99-q1", "a") is False
-    assert capsys.readouterr().out.strip() == "Not yet: (a) is not right. Hint: look at the minimum"
-    assert quiz.check("99-q1", None) is False
-    assert "Not answered yet" in capsys.readouterr().out
-    assert quiz.check("99-q1", "z") is False
-    assert "'z' is not one of the choices; use one of 'a', 'b', 'c'" in capsys.readouterr().out
-    assert quiz.check("99-q1", "ab") is False
+def test_right_wrong_unanswered_invalid(sealed):
+    assert quiz.feedback("99-q1", "b") == (True, "Correct: (b).\n\nBecause min < max.")
+    assert quiz.feedback("99-q1", " B ")[0] is True  # case and spaces forgiven
+    assert quiz.feedback("99-q1", "a") == (False, "Not yet: (a) is not right. Hint: look at the minimum")
+    right, text = quiz.feedback("99-q1", None)
+    assert right is False and text.startswith("Not answered yet")
+    right, text = quiz.feedback("99-q1", "z")
+    assert right is False and "'z' is not one of the choices; use one of 'a', 'b', 'c'" in text
+    assert quiz.feedback("99-q1", "ab")[0] is False
     with pytest.raises(KeyError, match="No quiz question '99-q2'"):
-        quiz.check("99-q2", "b")
+        quiz.feedback("99-q2", "b")
+
+
+def test_check_prints_the_feedback_and_returns_nothing_for_the_cell_to_show(sealed, capsys):
+    assert quiz.check("99-q1", "b") is None
+    assert capsys.readouterr().out == "Correct: (b).\n\nBecause min < max.\n"
+    assert quiz.check("99-q1", None) is None
+    assert capsys.readouterr().out.startswith("Not answered yet")
 
 
 def test_the_file_holds_neither_the_letter_nor_the_explanation(sealed):

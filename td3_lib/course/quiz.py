@@ -80,12 +80,12 @@ def explanation(question: str, letter: str) -> str:
     return xor(data, keystream(question, letter, len(data))).decode(errors="replace")
 
 
-def check(question: str, answer) -> bool:
-    """Print whether ``answer`` is the right letter for ``question``; return it.
+def feedback(question: str, answer) -> tuple[bool, str]:
+    """Whether ``answer`` is the right letter for ``question``, and what to tell the learner.
 
-    Right: the explanation is printed. Wrong: "Not yet", with the hint. No
-    answer, or a letter that is not a choice: what is expected. Nothing raises
-    for a learner's answer, so a notebook runs top to bottom whatever they typed.
+    Right: the explanation. Wrong: "Not yet", with the hint. No answer, or a
+    letter that is not a choice: what is expected. Nothing raises for a
+    learner's answer, so a notebook runs top to bottom whatever they typed.
     """
     if question not in questions():
         raise KeyError(f"No quiz question {question!r}; known: {', '.join(sorted(questions()))}.")
@@ -93,17 +93,19 @@ def check(question: str, answer) -> bool:
     choices = entry["choices"]
     allowed = ", ".join(repr(c) for c in choices)
     if answer is None:
-        print(f"Not answered yet: set answer to one of {allowed} and run this cell again.")
-        return False
+        return False, f"Not answered yet: set answer to one of {allowed} and run this cell again."
     letter = str(answer).strip().lower()
     if len(letter) != 1 or letter not in choices:
-        print(f"Not yet: {answer!r} is not one of the choices; use one of {allowed}.")
-        return False
+        return False, f"Not yet: {answer!r} is not one of the choices; use one of {allowed}."
     if digest(question, letter) != entry["answer"]:
-        print(f"Not yet: ({letter}) is not right." + (f" Hint: {entry['hint']}" if entry["hint"] else ""))
-        return False
-    print(f"Correct: ({letter}).\n\n{explanation(question, letter)}")
-    return True
+        return False, f"Not yet: ({letter}) is not right." + (f" Hint: {entry['hint']}" if entry["hint"] else "")
+    return True, f"Correct: ({letter}).\n\n{explanation(question, letter)}"
+
+
+def check(question: str, answer) -> None:
+    """A quiz cell's last line: print the ``feedback`` for ``answer`` (and return nothing, so that the
+    cell shows the text alone)."""
+    print(feedback(question, answer)[1])
 
 
 @contextlib.contextmanager
