@@ -169,3 +169,12 @@ quiz.main(["99-q1", "b", "abc", "a hint", "the explanation"])
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "99-q1" in json.loads((tmp_path / "quiz.json").read_text())
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_stored_quiz_cell_shows_its_feedback_alone(notebook):
+    """What a learner sees under a quiz: the printed feedback, not also a value the cell returned."""
+    cells = json.loads(notebook.read_text())["cells"]
+    for index, _ in quiz_cells(notebook):
+        kinds = {output["output_type"] for output in cells[index]["outputs"]}
+        assert kinds <= {"stream"}, f"{notebook.name} cell {index}: {kinds}"
