@@ -61,15 +61,9 @@ def test_seal_refuses_a_letter_outside_the_choices():
         quiz.seal("99-q1", "d", "abc", "", "")
 
 
-def quiz_calls(notebook: Path) -> list[str]:
-    """The source of every code cell of ``notebook`` that calls check(...)."""
-    cells = json.loads(notebook.read_text())["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code" and "check(" in "".join(c["source"])]
-
-
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
 def test_every_quiz_cell_names_a_sealed_question_and_no_answer(notebook):
-    for source in quiz_calls(notebook):
+    for _, source in quiz_cells(notebook):
         for call in re.findall(r"check\((.*)\)", source):
             question = re.match(r"\s*\"([^\"]+)\"\s*,\s*answer\s*$", call)
             assert question, f"{notebook.name}: {call!r} must be check(\"ID\", answer)"
