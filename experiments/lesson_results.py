@@ -17,10 +17,9 @@ at fixed start states, roughness and peak height along the action).
 - ``hopper-v5``: the paper's own task with the authors' current repository defaults (Hopper-v5's preset:
   256-256 networks, Adam 3e-4, batch 256, 25,000 random steps; the paper used 400-300, Adam 1e-3, batch 100
   and 1,000 random steps, the ``paper`` preset), 300,000 steps (30% of the paper's budget), evaluated every
-  5,000 steps over 10 episodes. Three sweeps, one after another, so that a stop part-way leaves the most
-  useful result: every variant to 3 seeds, then TD3 and DDPG to 5, then the ablations to 5.
+  5,000 steps over 10 episodes: TD3 and DDPG as the first 300,000 steps of hopper-v5-1m's runs (trained to
+  1M), the ablations -CDQ, -TPS and -DP as two sweeps (seeds 0-2, then 3-4).
 - ``hopper-v5-1m``: TD3 and DDPG (AHE) to the paper's 1,000,000 steps, 5 seeds, same settings.
-- ``hopper-v5-remake``: hopper-v5's ablation seeds 0-2 made again with provenance, to replace those runs there.
 
 Runs are kept under ``--root`` (default runs/lesson_results, ROOT/SWEEP/ENV/VARIANT/seedS) and an experiment started
 again trains only the unfinished; the options are every experiment's (``td3_lib.course.experiments``).
@@ -35,11 +34,9 @@ FIELDS = ("variant", "policy_freq", "seed", "step", "eval_mean", "eval_std", "cr
 PENDULUM_D5 = Sweep("pendulum-1", ("Pendulum-v1",), ("TD3",), SEEDS, overrides={"eval_freq": 500, "policy_freq": 5},
                     probes=("critic",))
 HOPPER = ("TD3", "DDPG", "TD3-CDQ", "TD3-TPS", "TD3-DP")
-HOPPER_V5 = (Sweep("hopper-v5-0", ("Hopper-v5",), HOPPER, (0, 1, 2), steps=300_000, probes=("critic",)),
-             Sweep("hopper-v5-1", ("Hopper-v5",), HOPPER[:2], (3, 4), steps=300_000, probes=("critic",)),
-             Sweep("hopper-v5-2", ("Hopper-v5",), HOPPER[2:], (3, 4), steps=300_000, probes=("critic",)))
 HOPPER_V5_1M = Sweep("hopper-v5-1m-0", ("Hopper-v5",), HOPPER[:2], SEEDS, steps=1_000_000, probes=("critic",))
-HOPPER_V5_REMAKE = Sweep("hopper-v5-3", ("Hopper-v5",), HOPPER[2:], (0, 1, 2), steps=300_000, probes=("critic",))
+HOPPER_V5_ABLATIONS = (Sweep("hopper-v5-3", ("Hopper-v5",), HOPPER[2:], (0, 1, 2), steps=300_000, probes=("critic",)),
+                       Sweep("hopper-v5-2", ("Hopper-v5",), HOPPER[2:], (3, 4), steps=300_000, probes=("critic",)))
 # Lesson 08's pitfalls, by their names in td3_lib.course.pitfalls.PITFALLS (each a registered variant).
 PITFALL_RUNS = ("uniform noise (rand)", "target critic as current", "Q1 loss twice", "time limit as terminal")
 PITFALL_SWEEP = Sweep("pitfalls-0", ("Pendulum-v1",), PITFALL_RUNS, SEEDS, overrides={"eval_freq": 500}, probes=("critic",))
@@ -51,11 +48,10 @@ EXPERIMENTS = {
                            tuple(Take(PITFALL_SWEEP, name) for name in PITFALL_RUNS)
                            + (Take(PENDULUM, "TD3", "TD3 (correct)"),)),
     "hopper-v5": Experiment("hopper_v5_variants.csv", "02 03 04 06 07", "Hopper-v5", FIELDS,
-                            tuple(Take(s, v) for s in HOPPER_V5 for v in s.variants)),
+                            tuple(Take(HOPPER_V5_1M, v, until=300_000) for v in HOPPER_V5_1M.variants)
+                            + tuple(Take(s, v) for s in HOPPER_V5_ABLATIONS for v in s.variants)),
     "hopper-v5-1m": Experiment("hopper_v5_1m.csv", "02 03 07", "Hopper-v5", FIELDS,
                                tuple(Take(HOPPER_V5_1M, v) for v in HOPPER_V5_1M.variants)),
-    "hopper-v5-remake": Experiment("hopper_v5_ablation_remake.csv", "07", "Hopper-v5", FIELDS,
-                                   tuple(Take(HOPPER_V5_REMAKE, v) for v in HOPPER_V5_REMAKE.variants)),
 }
 
 if __name__ == "__main__":
