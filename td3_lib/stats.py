@@ -219,7 +219,7 @@ class Difference:
         return Difference(-self.mean, -self.high, -self.low, self.p, self.seeds[::-1])
 
     def text(self, fmt: str = "+.1f") -> str:
-        """``+703.2, 95% interval [-61.6, +1391.2], p = 0.127 (5 v 5 seeds): does not separate``."""
+        """``+721.8, 95% interval [-171.7, +1505.3], p = 0.175 (5 v 5 seeds): does not separate``."""
         return (f"{self.mean:{fmt}}, 95% interval [{self.low:{fmt}}, {self.high:{fmt}}], p = {self.p:.3f} "
                 f"({self.seeds[0]} v {self.seeds[1]} seeds): {self.verdict}")
 
