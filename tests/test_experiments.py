@@ -197,14 +197,13 @@ def test_hopper_v5_restored_from_the_shipped_result_with_its_1m_runs_past_300k_i
                for r in runner.cells(experiment, sweep, args) if not runner.held(experiment, sweep, r, args.root)]
     assert pending == [(long.dir, variant, seed) for variant in ("TD3", "DDPG") for seed in range(5)]
     open_sweep_dir(args.root / long.dir, runner.spec_of(long, args))
-    rows = read_rows(shipped)
-    for _, variant, seed in pending:
-        path = SweepRun("Hopper-v5", variant, seed).path(args.root / long.dir)
+    rows, configs = read_rows(shipped), runner.spec_of(long, args)["configs"]
+    for take, seed in ((t, s) for t in experiment.takes if t.sweep is long for s in long.seeds):
+        path = SweepRun("Hopper-v5", take.variant, seed).path(args.root / long.dir)
         path.mkdir(parents=True)
-        held = [{k: v for k, v in r.items() if k not in ("variant", "policy_freq", "seed")} for r in rows
-                if (r["variant"], r["seed"]) == (variant, seed)]
-        (path / HISTORY_NAME).write_text(history_csv(held))
-        made = run_provenance_in_entry(before, variant, seed)
+        key = runner.labels(take, "Hopper-v5", seed, configs[f"Hopper-v5/{take.variant}"], experiment)
+        (path / HISTORY_NAME).write_text(history_csv(runner.run_history(rows, key)))
+        made = run_provenance_in_entry(before, take.name, seed)
         (path / PROVENANCE_NAME).write_text(json.dumps([{"from_step": 0, **m} for m in made]))
     assert all(runner.held(experiment, long, r, args.root) for r in runner.cells(experiment, long, args))
     path = runner.write(experiment, runner.collect(experiment, args), args, before["command"])

@@ -217,12 +217,17 @@ def restore(experiment: Experiment, csv_path: Path, args) -> None:
         for env_id in take.sweep.envs:
             config = spec["configs"][f"{env_id}/{take.variant}"]
             for seed in seeds:
-                key = labels(take, env_id, seed, config, experiment)
-                history = sorted(({k: v for k, v in r.items() if k not in key} for r in rows
-                                  if all(r.get(k) == v for k, v in key.items())), key=lambda h: h["step"])
+                history = run_history(rows, labels(take, env_id, seed, config, experiment))
                 path = SweepRun(env_id, take.variant, seed).path(args.root / take.sweep.dir)
                 if history and history[-1]["step"] >= config["total_steps"] and not path.exists():
                     restore_run(path, history, csv_path, run_name(take, experiment), seed)
+
+
+def run_history(rows: list[dict], key: dict) -> list[dict]:
+    """One run's history in a result's rows: the rows that ``key`` (its ``labels``) picks, less those
+    columns, in step order."""
+    return sorted(({k: v for k, v in r.items() if k not in key} for r in rows
+                   if all(r.get(k) == v for k, v in key.items())), key=lambda h: h["step"])
 
 
 def restore_run(path: Path, history: list[dict], csv_path: Path, name: str, seed: int) -> None:
