@@ -109,8 +109,36 @@ def test_presets_table_shows_each_preset_and_other_settings_where_changed():
 
 
 def test_a_page_without_its_markers_is_a_clear_error():
-    with pytest.raises(ValueError, match=r"docs/x.md has no generated table: it needs the line"):
-        generate.filled("# x\n", "| a |", "x.md")
+    with pytest.raises(ValueError, match=r"docs/x.md has no generated table 'b': it needs the line"):
+        generate.filled("# x\n", "| a |", "x.md", "b")
+
+
+def test_a_page_holds_several_named_tables_each_filled_in_its_own_place():
+    text = "\n\n".join(["# x", generate.BEGIN.format(name="a"), "old a", generate.END, "between",
+                         generate.BEGIN.format(name="b"), "old b", generate.END, "after"])
+    both = generate.filled(generate.filled(text, "| b |", "x.md", "b"), "| a |", "x.md", "a")
+    assert both == text.replace("old a", "| a |").replace("old b", "| b |")
+
+
+def test_budget_table_scores_td3_and_ddpg_at_each_step_as_the_papers_tables_do():
+    # 20 evaluations per run (steps 1,000 to 20,000): TD3's seeds climb to 20 + seed, DDPG's stay at seed
+    rows = [{"variant": v, "seed": seed, "step": 1000 * (i + 1), "eval_mean": float(seed + (i + 1 if v == "TD3" else 0))}
+            for v in ("TD3", "DDPG") for seed in range(5) for i in range(20)]
+    paper = [[{"step": s, "eval_mean": float(s // 1000 + k)} for s in range(1000, 1_000_001, 1000)] for k in (0, 2)]
+    lines = generate.budget_table(rows, paper, [10_000, 20_000]).splitlines()
+    assert lines[0] == "| steps | score | TD3 | DDPG (AHE) | TD3 − DDPG | 95% interval | p | separates |"
+    # At 10,000 steps TD3's runs score (1 + ... + 10) / 10 + seed = 5.5 + seed; every TD3 seed above every DDPG seed.
+    low, high = bootstrap_difference_ci([5.5 + s for s in range(5)], list(range(5)))
+    assert lines[2] == (f"| 10,000 | Table 2: each run's mean over its last 10 evaluations | 7.5 ± 1.6 | 2.0 ± 1.6 "
+                        f"| +5.5 | [+{low:.1f}, +{high:.1f}] | 0.008 | yes |")
+    assert lines[3] == "| 10,000 | Table 1: the peak of the mean curve | 12.0 ± 1.6 (at 10,000) | 2.0 ± 1.6 (at 1,000) |  |  |  |  |"
+    assert lines[4].startswith("| 20,000 | Table 2: each run's mean over its last 10 evaluations | 17.5 ± 1.6 |")
+    # The paper's runs cut at each step (their last 10 evaluations: 6..10 + k), then its printed tables.
+    assert lines[6] == "| 10,000 | the paper's TD3 runs (Hopper-v1, the paper's settings): Table 2 | 6.5 ± 1.4 | not published |  |  |  |  |"
+    assert lines[8] == "| 1,000,000 | the paper's Table 2 | 3304.8 | 1061.8 | +2243.0 | not published |  |  |"
+    assert lines[9] == "| 1,000,000 | the paper's Table 1 | 3564.1 ± 114.7 | 1860.0 |  |  |  |  |"
+    with pytest.raises(ValueError, match="reached only 20,000 steps"):
+        generate.budget_table(rows, paper, [30_000])
 
 
 def links(page: Path):
