@@ -62,8 +62,7 @@ def test_every_script_is_a_specification_of_registered_variants_and_probes_each_
             assert sweeps.setdefault(take.sweep.dir, take.sweep) == take.sweep, take.sweep.dir
             sweep_spec(take.sweep.envs, take.sweep.variants, take.sweep.seeds, dict(take.sweep.overrides),
                        take.sweep.steps)  # a valid sweep
-    training = {"hopper_v5_1m.csv"}  # not shipped yet: see experiments/finished_runs
-    assert set(files) - training == {p.name for p in results_dir().glob("*.csv")}
+    assert set(files) == {p.name for p in results_dir().glob("*.csv")}
     smoothing, results = script("smoothing").EXPERIMENTS, script("lesson_results").EXPERIMENTS
     assert all(t.sweep is PENDULUM for t in smoothing["pendulum"].takes)  # read, not trained again
     assert results["pitfalls"].takes[-1] == Take(PENDULUM, "TD3", "TD3 (correct)")
@@ -224,9 +223,7 @@ def test_every_shipped_result_restored_and_collected_again_is_the_same_file_and_
     entry, provenance included."""
     experiments = [e for e in every_experiment() if (results_dir() / e.file).exists()]
     assert len(experiments) == len(list(results_dir().glob("*.csv")))
-    waiting = [e.file for e in experiments if waiting_for_longer_runs(e, experiments)]
-    assert waiting in ([], ["hopper_v5_variants.csv"])  # that one: test_hopper_v5_restored_from_the_shipped_result...
-    experiments = [e for e in experiments if e.file not in waiting]
+    assert [e.file for e in experiments if waiting_for_longer_runs(e, experiments)] == []
     args = args_for(tmp_path)
     for experiment in experiments:
         runner.restore(experiment, results_dir() / experiment.file, args)
