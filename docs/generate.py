@@ -11,7 +11,8 @@
     python docs/generate.py --check   # change nothing; exit 1 naming each page that is out of date
 
 A table lies between the two marker lines ``BEGIN`` (with the table's name) and ``END``; a page may
-hold several, each named; the prose around them is written by hand and kept as it is. tests/test_docs.py fails when a page is out of date with its source.
+hold several, each named; the prose around them is written by hand and kept as it is.
+tests/test_docs.py fails when a page is out of date with its source.
 """
 
 from __future__ import annotations
