@@ -195,8 +195,9 @@ def test_hopper_v5_restored_from_the_shipped_result_with_its_1m_runs_past_300k_i
     pending = [(sweep.dir, r.variant, r.seed) for sweep in runner.sweeps_of(experiment)
                for r in runner.cells(experiment, sweep, args) if not runner.held(experiment, sweep, r, args.root)]
     assert pending == [(long.dir, variant, seed) for variant in ("TD3", "DDPG") for seed in range(5)]
-    open_sweep_dir(args.root / long.dir, runner.spec_of(long, args))
-    rows, configs = read_rows(shipped), runner.spec_of(long, args)["configs"]
+    spec = runner.spec_of(long, args)
+    open_sweep_dir(args.root / long.dir, spec)
+    rows, configs = read_rows(shipped), spec["configs"]
     for take, seed in ((t, s) for t in experiment.takes if t.sweep is long for s in long.seeds):
         path = SweepRun("Hopper-v5", take.variant, seed).path(args.root / long.dir)
         path.mkdir(parents=True)
