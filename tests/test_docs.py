@@ -99,6 +99,20 @@ def test_the_readme_says_what_its_ablation_table_shows():
     assert all(float(paper[2].split(" ± ")[0]) > float(c[2].split(" ± ")[0]) for c in cells.values() if c is not paper)
 
 
+def test_the_readme_says_at_each_budget_whether_td3_minus_ddpg_separates():
+    """The README's prose under its table of TD3 against DDPG says, at each budget the table scores, whether
+    TD3 − DDPG separates, with the table's p (Table 2's score, the one the difference is taken on)."""
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("| steps | score | TD3 |"):].split("\n\n")[0].splitlines()[2:]
+    after = text[text.index("| steps | score | TD3 |"):]
+    prose = " ".join(after[after.index(generate.END):after.index("\n## ")].split())
+    ours = [[c.strip() for c in line.strip("| ").split(" | ")] for line in table if " | Table 2: " in line]
+    assert [c[0] for c in ours] == ["300,000", "1,000,000"]
+    for step, _, _, _, _, _, p, separates in ours:
+        verdict = "separates" if separates == "yes" else "does not separate"
+        assert f"At {step} steps TD3 − DDPG {verdict} (p = {p})" in prose, (step, verdict, p)
+
+
 def test_presets_table_shows_each_preset_and_other_settings_where_changed():
     rows = generate.presets_table({"Toy-v0": TD3Config(total_steps=5_000, actor_lr=1e-3)}).splitlines()
     assert len(rows) == 4 and "other settings" not in rows[0]
