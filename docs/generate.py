@@ -28,8 +28,8 @@ import numpy as np
 from td3_lib.config import PRESET_ENVS, TD3Config, preset
 from td3_lib.run import wall_clock
 from td3_lib.course import results as shipped
-from td3_lib.course.paper import TABLE1, TABLE2, learning_curves
-from td3_lib.stats import LAST_K, difference, final_score, paper_scores, up_to
+from td3_lib.course.paper import PAPER_STEPS, TABLE1, TABLE2, learning_curves
+from td3_lib.stats import LAST_K, PAPER_LAST_K, difference, final_score, paper_scores, up_to
 
 DOCS = Path(__file__).resolve().parent
 MANIFEST = DOCS.parent / "td3_lib" / "course" / "results" / "manifest.json"
@@ -38,6 +38,9 @@ END = "<!-- end of the generated table -->"
 PROVENANCE = ("commit", "versions", "machine")
 ABLATION = {"TD3": "TD3", "DDPG": "DDPG (AHE)", "TD3-CDQ": "TD3 − CDQ", "TD3-TPS": "TD3 − TPS", "TD3-DP": "TD3 − DP"}
 """The Hopper-v5 ablation's variants, in Table 2's order, with the names the paper gives them."""
+TABLE2_SCORE = f"Table 2: each run's mean over its last {PAPER_LAST_K} evaluations"
+TABLE1_SCORE = "Table 1: the peak of the mean curve"
+"""How the TD3-against-DDPG table names the paper's two scores (``td3_lib.stats.paper_scores``)."""
 PRESET_COLUMNS = {"steps": "total_steps", "random steps": "start_timesteps", "networks": "hidden_sizes",
                   "learning rate (actor, critic)": ("actor_lr", "critic_lr"), "discount": "discount",
                   "exploration noise": "expl_noise", "buffer": "buffer_size",
@@ -168,27 +171,28 @@ def scored(score: tuple, fmt: str = ".1f") -> str:
 
 def budget_rows(rows: list[dict], step: int) -> list[list[str]]:
     """TD3 against DDPG with the runs cut at ``step``: Table 2's score (with TD3 - DDPG, its interval and
-    p, on each run's mean over its last 10 evaluations) and Table 1's."""
+    p, on each run's mean over its last PAPER_LAST_K evaluations) and Table 1's."""
     td3, ddpg = (paper_scores(shipped.histories(rows, v), step) for v in ("TD3", "DDPG"))
     d = difference(td3.finals, ddpg.finals)
-    return [[f"{step:,}", "Table 2: each run's mean over its last 10 evaluations", scored(td3.table2),
-             scored(ddpg.table2), signed(d.mean), f"[{signed(d.low)}, {signed(d.high)}]", f"{d.p:.3f}",
-             "yes" if d.separates else "no"],
-            [f"{step:,}", "Table 1: the peak of the mean curve", scored(td3.table1), scored(ddpg.table1),
-             *[""] * 4]]
+    return [[f"{step:,}", TABLE2_SCORE, scored(td3.table2), scored(ddpg.table2), signed(d.mean),
+             f"[{signed(d.low)}, {signed(d.high)}]", f"{d.p:.3f}", "yes" if d.separates else "no"],
+            [f"{step:,}", TABLE1_SCORE, scored(td3.table1), scored(ddpg.table1), *[""] * 4]]
 
 
 def paper_rows(paper_runs: list[list[dict]], steps: list[int], task: str = "Hopper") -> list[list[str]]:
-    """The paper's own TD3 runs scored at each of ``steps`` as ``budget_rows`` scores, and at 1,000,000
-    steps the paper's printed Tables 1 and 2 (its DDPG's runs were not published)."""
-    own = "the paper's TD3 runs (Hopper-v1, the paper's settings): Table 2"
-    body = [[f"{step:,}", own, scored(paper_scores(paper_runs, step).table2), "not published", *[""] * 4]
-            for step in steps if step < 1_000_000]
-    td3_table1 = TABLE1[task]["TD3"]
-    return body + [["1,000,000", "the paper's Table 2", f"{TABLE2[task]['TD3']:.1f}", f"{TABLE2[task]['DDPG']:.1f}",
+    """The paper's own TD3 runs scored at each of ``steps`` as ``budget_rows`` scores (its DDPG's runs
+    were not published), then its Tables 1 and 2 as printed, at PAPER_STEPS."""
+    own = f"the paper's TD3 runs ({task}-v1, the paper's settings)"
+    body = []
+    for step in steps:
+        scores = paper_scores(paper_runs, step)
+        body += [[f"{step:,}", f"{own}: {TABLE2_SCORE}", scored(scores.table2), "not published", *[""] * 4],
+                 [f"{step:,}", f"{own}: {TABLE1_SCORE}", scored(scores.table1), "not published", *[""] * 4]]
+    td3_table1, at = TABLE1[task]["TD3"], f"{PAPER_STEPS:,}"
+    return body + [[at, "the paper's Table 2, as printed", f"{TABLE2[task]['TD3']:.1f}", f"{TABLE2[task]['DDPG']:.1f}",
                     signed(TABLE2[task]["TD3"] - TABLE2[task]["DDPG"]), "not published", "", ""],
-                   ["1,000,000", "the paper's Table 1", f"{td3_table1[0]:.1f} ± {td3_table1[1]:.1f}",
-                    f"{TABLE1[task]['DDPG']:.1f}", *[""] * 4]]
+                   [at, "the paper's Table 1, as printed (its std with ddof 0)",
+                    f"{td3_table1[0]:.1f} ± {td3_table1[1]:.1f}", f"{TABLE1[task]['DDPG']:.1f}", *[""] * 4]]
 
 
 def budget_table(rows: list[dict], paper_runs: list[list[dict]], steps: list[int]) -> str:

@@ -108,7 +108,7 @@ class PaperScores:
     mean and std over seeds, and ``table1``, the peak of the mean curve with its std and step."""
 
     step: int
-    finals: np.ndarray
+    finals: tuple[float, ...]
     table2: tuple[float, float]
     table1: tuple[float, float, int]
 
@@ -117,8 +117,8 @@ def paper_scores(histories: list[list[dict]], step: int) -> PaperScores:
     """``histories`` (one per seed) as they stood at ``step`` (``up_to``: every run must have reached
     it), scored with the paper's Table 2 (``table2_score``) and Table 1 (``table1_score``)."""
     runs = [up_to(history, step) for history in histories]
-    finals = np.array([final_score(run, PAPER_LAST_K) for run in runs])
-    return PaperScores(step, finals, table2_score(runs), table1_score(runs))
+    finals = tuple(final_score(run, PAPER_LAST_K) for run in runs)
+    return PaperScores(step, finals, mean_and_std(finals), table1_score(runs))
 
 
 def percentile_bootstrap(samples: tuple, statistic, confidence: float, n_resamples: int,
