@@ -120,13 +120,8 @@ def test_the_first_evaluations_of_a_shipped_hopper_run_made_on_this_cpu_are_trai
     if not mine:
         pytest.skip(f"no {label} run of {HOPPER_RESULT} was made on this CPU ({provenance.cpu_model()!r})")
     take, seed = mine[0]
-    config = variant_config("Hopper-v5", take.variant, take.sweep.overrides, steps=HOPPER_STEPS)
-    train_variant("Hopper-v5", get_variant(take.variant), seed, config, tmp_path, "cpu",
-                  probes=tuple(map(get_probe, take.sweep.probes)))
-    run = FinishedRun(take, "Hopper-v5", seed, tmp_path, dataclasses.asdict(config),
-                      read_history(tmp_path / HISTORY_NAME), run_name(take, experiment))
-    again = [{k: v for k, v in row.items() if k != "wall_s"} for row in rows_of(run, experiment)]
-    rows = [{k: v for k, v in r.items() if k != "wall_s"} for r in shipped.load(HOPPER_RESULT)
+    config, again = trained_again(take, experiment, seed, tmp_path)
+    rows = [comparable(r) for r in shipped.load(HOPPER_RESULT)
             if (r["variant"], r["tau"], r["seed"]) == (label, config.tau, seed) and r["step"] <= HOPPER_STEPS]
     assert [r["step"] for r in rows] == list(range(1_000, HOPPER_STEPS + 1, 1_000))
     assert again == rows
@@ -147,16 +142,22 @@ def test_the_hopper_run_made_before_provenance_is_trained_again_exactly_on_the_c
     experiment = experiment_script("lesson_results").EXPERIMENTS["hopper-v5"]
     take, seed = next(t for t in experiment.takes if t.name == "TD3"), 0
     assert {"TD3": [seed]} in [g["runs"] for g in entry["provenance"] if g["commit"] is None]
-    config = variant_config("Hopper-v5", take.variant, take.sweep.overrides, steps=HOPPER_STEPS)
-    train_variant("Hopper-v5", get_variant(take.variant), seed, config, tmp_path, "cpu",
-                  probes=tuple(map(get_probe, take.sweep.probes)))
-    run = FinishedRun(take, "Hopper-v5", seed, tmp_path, dataclasses.asdict(config),
-                      read_history(tmp_path / HISTORY_NAME), run_name(take, experiment))
-    again = [comparable(row) for row in rows_of(run, experiment)]
+    _, again = trained_again(take, experiment, seed, tmp_path)
     rows = [comparable(r) for r in shipped.load(entry["file"])
             if (r["variant"], r["seed"]) == ("TD3", seed) and r["step"] <= HOPPER_STEPS]
     assert [r["step"] for r in rows] == list(range(5_000, HOPPER_STEPS + 1, 5_000))
     assert again == rows
+
+
+def trained_again(take, experiment, seed: int, run_dir) -> tuple:
+    """A take's Hopper-v5 run of ``seed`` trained again as its sweep trains it, to HOPPER_STEPS: its config,
+    and its rows as the result's CSV holds them (``comparable``)."""
+    config = variant_config("Hopper-v5", take.variant, take.sweep.overrides, steps=HOPPER_STEPS)
+    train_variant("Hopper-v5", get_variant(take.variant), seed, config, run_dir, "cpu",
+                  probes=tuple(map(get_probe, take.sweep.probes)))
+    run = FinishedRun(take, "Hopper-v5", seed, run_dir, dataclasses.asdict(config),
+                      read_history(run_dir / HISTORY_NAME), run_name(take, experiment))
+    return config, [comparable(row) for row in rows_of(run, experiment)]
 
 
 def comparable(row: dict) -> dict:
