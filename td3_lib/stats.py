@@ -8,7 +8,8 @@ A run's score is read off its history (one row per evaluation):
   mean and std over seeds;
 - ``table1_score``: the paper's Table 1, the maximum over evaluation steps of the mean-over-seeds
   curve (seeds aligned on the evaluation step), with the std over seeds at that step;
-- any of them at an earlier step of a longer run: ``up_to(history, step)``.
+- any of them at an earlier step of a longer run: ``up_to(history, step)``;
+- a variant as the paper's two tables score it, at a budget: ``paper_scores(histories, step)``.
 
 Over seeds: ``mean_and_std`` (std with ddof 1), ``bootstrap_ci`` and ``bootstrap_difference_ci``
 (percentile bootstrap, ``scipy.stats.bootstrap``: the seeds resampled with replacement 10,000
@@ -98,6 +99,26 @@ def table1_score(histories: list[list[dict]], column="eval_mean") -> tuple[float
     steps, mean, std = over_seeds(histories, column)
     best = int(np.argmax(mean))
     return float(mean[best]), float(std[best]), int(steps[best])
+
+
+@dataclass(frozen=True)
+class PaperScores:
+    """A variant scored as the paper's tables score it, its runs cut at one step: ``finals``, each run's
+    mean over its last 10 evaluations (the input of a difference between variants), ``table2``, their
+    mean and std over seeds, and ``table1``, the peak of the mean curve with its std and step."""
+
+    step: int
+    finals: tuple[float, ...]
+    table2: tuple[float, float]
+    table1: tuple[float, float, int]
+
+
+def paper_scores(histories: list[list[dict]], step: int) -> PaperScores:
+    """``histories`` (one per seed) as they stood at ``step`` (``up_to``: every run must have reached
+    it), scored with the paper's Table 2 (``table2_score``) and Table 1 (``table1_score``)."""
+    runs = [up_to(history, step) for history in histories]
+    finals = tuple(final_score(run, PAPER_LAST_K) for run in runs)
+    return PaperScores(step, finals, mean_and_std(finals), table1_score(runs))
 
 
 def percentile_bootstrap(samples: tuple, statistic, confidence: float, n_resamples: int,

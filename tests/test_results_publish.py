@@ -122,8 +122,9 @@ def test_an_entry_groups_its_runs_by_what_made_them():
     mixed = provenance_fields([("TD3", 0, [MADE]), ("TD3", 1, [other]), ("DDPG", 0, [MADE]),
                                ("DDPG", 1, [{**MADE, "from_step": 0}, {**other, "from_step": 500}])])
     assert mixed["commit"] == ["a" * 40, "b" * 40 + "-dirty"] and mixed["machine"] == [MADE["machine"]]
+    segments = [{**MADE, "from_step": 0}, {**other, "from_step": 500}]  # where each starts is kept
     assert mixed["provenance"] == [{"runs": {"TD3": [0], "DDPG": [0]}, **MADE}, {"runs": {"TD3": [1]}, **other},
-                                   {"runs": {"DDPG": [1]}, "segments": [MADE, other]}]
+                                   {"runs": {"DDPG": [1]}, "segments": segments}]
     assert run_provenance_in_entry(mixed, "TD3", 1) == [other]
-    assert run_provenance_in_entry(mixed, "DDPG", 1) == [MADE, other]
+    assert run_provenance_in_entry(mixed, "DDPG", 1) == segments
     assert run_provenance_in_entry(entry(), "TD3", 0) == [MADE]

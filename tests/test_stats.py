@@ -12,7 +12,7 @@ from td3_lib.course import results as shipped
 from td3_lib.course.paper import learning_curves
 from td3_lib.stats import (Difference, bootstrap_ci, bootstrap_difference_ci, countable, difference, final_score,
                            mean_and_std, over_seeds, paired_permutation_p_value, permutation_p_value, score_row,
-                           table1_score, table2_score, up_to)
+                           paper_scores, table1_score, table2_score, up_to)
 
 
 def history(values, start=1000, every=1000) -> list[dict]:
@@ -87,6 +87,19 @@ def test_seeds_are_aligned_on_the_evaluation_step_not_on_their_position_in_the_h
     assert list(steps) == [2000, 3000] and list(mean) == [(2.0 + 20.0) / 2, (3.0 + 30.0) / 2]
     assert list(std) == pytest.approx([abs(2.0 - 20.0) / np.sqrt(2), abs(3.0 - 30.0) / np.sqrt(2)])  # ddof 1
     assert table1_score([a, b]) == (16.5, pytest.approx(27.0 / np.sqrt(2)), 3000)
+
+
+def test_paper_scores_cut_each_run_at_the_step_then_score_it_as_tables_1_and_2_do():
+    a = history(np.arange(30.0))          # steps 1,000 to 30,000: 0, 1, ... 29
+    b = history(np.full(30, 10.0))        # 10 throughout: the mean curve (a + b) / 2 peaks at a's last step
+    scores = paper_scores([a, b], 20_000)  # the first 20 evaluations of each: 0..19 and 10s
+    assert scores.finals == (14.5, 10.0)   # the last 10 of those: 10..19 and 10s
+    assert scores.table2 == (12.25, pytest.approx(4.5 / np.sqrt(2)))  # ddof 1 over the two finals
+    assert scores.table1 == (14.5, pytest.approx(9 / np.sqrt(2)), 20_000)  # (19 + 10) / 2 at 20,000, not 30,000
+    assert scores.step == 20_000 and paper_scores([a, b], 30_000).table1 == table1_score([a, b])
+    assert paper_scores([a, b], 30_000).table2 == table2_score([a, b])
+    with pytest.raises(ValueError, match="step=40,000: the run reached only 30,000 steps"):
+        paper_scores([a, b], 40_000)
 
 
 def resampled_quantiles(samples, rng, confidence=0.95, n=10_000):

@@ -26,6 +26,9 @@ from importlib import resources
 PAPER_TASKS = ("HalfCheetah", "Hopper", "Walker2d", "Ant")
 """The four tasks whose curves are shipped here (of the paper's seven MuJoCo tasks)."""
 
+PAPER_STEPS = 1_000_000
+"""The paper's budget per run on these tasks, at which its Tables 1 and 2 score."""
+
 TABLE1 = {
     "HalfCheetah": {"TD3": (9636.95, 859.07), "DDPG (Lillicrap et al.)": 3305.60, "DDPG": 8577.29},
     "Hopper": {"TD3": (3564.07, 114.74), "DDPG (Lillicrap et al.)": 2020.46, "DDPG": 1860.02},

@@ -24,7 +24,8 @@ from . import MANIFEST_FIELDS, manifest, results_dir
 
 PROVENANCE_KEYS = ("commit", "versions", "machine")
 MADE_KEYS = PROVENANCE_KEYS + ("note", "recorded_afterwards", "shipped_in")
-"""What says how a run was made; a run's record may also hold ``from_step`` and ``restored_from``, which do not."""
+"""What says how a run was made; a run's record may also hold ``from_step`` and ``restored_from``, which do not.
+A run made in several segments keeps each one's ``from_step`` (``made_by``)."""
 
 IN_SWEEP = " @ "
 """What joins a run name's label to its sweep's directory (``LABEL @ SWEEP``) in a provenance group."""
@@ -85,12 +86,19 @@ def distinct(values: list) -> list:
     return list(seen.values())
 
 
+def made_by(segments: list[dict]) -> list[dict]:
+    """What made a run, segment by segment (MADE_KEYS); where there are several, also the step each starts
+    at, so that a result holding the run's first steps keeps only the segments that made them."""
+    keys = MADE_KEYS + (("from_step",) if len(segments) > 1 else ())
+    return [{k: v for k, v in s.items() if k in keys} for s in segments]
+
+
 def provenance_fields(runs) -> dict:
     """An entry's provenance from its runs' records: ``runs`` is (name, seed, segments) per run, where
     segments are what ``td3_lib.provenance`` recorded (one per change of code, versions or machine)."""
     groups: dict[str, dict] = {}
     for name, seed, segments in runs:
-        made = [{k: v for k, v in s.items() if k in MADE_KEYS} for s in segments]
+        made = made_by(segments)
         group = groups.setdefault(json.dumps(made, sort_keys=True), {"runs": {}, "made": made})
         group["runs"].setdefault(name, []).append(seed)
     if not groups:
