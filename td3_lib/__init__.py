@@ -1,6 +1,8 @@
 """td3_lib: a small, fast TD3 for the course, one module per lesson's idea."""
 
 from .agent import TD3, resolve_device, soft_update
+from .batched import BatchedTD3
+from .batched_training import train_batched
 from .buffer import Batch, ReplayBuffer
 from .checkpoint import CheckpointError
 from .config import PRESET_ENVS, TD3Config, preset
@@ -17,6 +19,6 @@ __all__ = [
     "show_videos", "train",
     "evaluate", "TrainResult", "CheckpointError", "resolve_device", "soft_update", "half_range",
     "rollout", "Episode", "record", "TrainingDiverged",
-    "sweep", "VARIANTS", "variant_config", "summarize", "load_sweep",
+    "sweep", "VARIANTS", "variant_config", "summarize", "load_sweep", "BatchedTD3", "train_batched",
 ]
 __version__ = "0.1.0"

@@ -134,11 +134,16 @@ class TD3:
         with torch.no_grad():
             x = torch.as_tensor(obs, device=self.device)
             action = self.actor(x[None] if single else x).cpu().numpy()
+        action = self.explore(action, noise, rng)
+        return action[0] if single else action
+
+    def explore(self, action: np.ndarray, noise: float = 0.0, rng: np.random.Generator | None = None) -> np.ndarray:
+        """``action`` (the actor's mu(s), numpy) plus N(0, (noise * half_range)^2) per dimension, clipped to the
+        bounds: the exploration ``act`` adds (a batch of runs adds it to each run's own mu(s) the same way)."""
         if noise > 0:
             rng = rng if rng is not None else np.random.default_rng()
             action = action + rng.normal(0.0, 1.0, size=action.shape) * (noise * self.half_range)
-        action = np.clip(action, self.action_low, self.action_high).astype(np.float32)
-        return action[0] if single else action
+        return np.clip(action, self.action_low, self.action_high).astype(np.float32)
 
     # ---------------------------------------------------------------- learning
     def update(self, batch: Batch) -> dict[str, torch.Tensor]:

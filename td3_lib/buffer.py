@@ -95,3 +95,53 @@ class ReplayBuffer:
         self.size = n
         self.ptr = int(state["ptr"]) if state["capacity"] == self.capacity else n % self.capacity
 
+
+FIELDS = ("obs", "action", "reward", "next_obs", "not_done")
+"""A transition's tensors, in ``Batch``'s order."""
+
+
+class StackedReplayBuffers:
+    """The replay buffers of K runs trained together, in one tensor per field with a leading member
+    dimension: member k's ``ReplayBuffer`` keeps its own write position and size, its tensors become views
+    of row k (so it saves and loads as before), and ``add`` and ``sample`` serve every member at once.
+
+    Member k samples its indices from its own generator exactly as ``ReplayBuffer.sample`` does, so a member
+    draws the minibatches its run would draw alone.
+    """
+
+    def __init__(self, buffers: list[ReplayBuffer]):
+        self.buffers = buffers
+        self.device = buffers[0].device
+        capacity = max(b.capacity for b in buffers)
+        self.storage = {name: torch.zeros(len(buffers), capacity, getattr(buffers[0], name).shape[1],
+                                          device=self.device) for name in FIELDS}
+        for k, buffer in enumerate(buffers):
+            for name in FIELDS:  # a resumed run's transitions move into the stack; the buffer keeps a view
+                self.storage[name][k, :buffer.capacity] = getattr(buffer, name)
+                setattr(buffer, name, self.storage[name][k, :buffer.capacity])
+        self.members = torch.arange(len(buffers), device=self.device)
+
+    def add(self, obs, action, reward, next_obs, terminated, members) -> None:
+        """Store one transition for each member in ``members`` (indices into the stack; each field has one row
+        per member listed), as ``ReplayBuffer.add`` would: ``terminated``, not ``terminated or truncated``."""
+        rows = torch.as_tensor(np.asarray(members), device=self.device)
+        slots = torch.as_tensor([self.buffers[k].ptr for k in members], device=self.device)
+        values = (obs, action, np.asarray(reward, dtype=np.float32)[:, None], next_obs,
+                  1.0 - np.asarray(terminated, dtype=np.float32)[:, None])
+        for name, value in zip(FIELDS, values):
+            self.storage[name][rows, slots] = torch.as_tensor(np.asarray(value, dtype=np.float32), device=self.device)
+        for k in members:
+            buffer = self.buffers[k]
+            buffer.ptr = (buffer.ptr + 1) % buffer.capacity
+            buffer.size = min(buffer.size + 1, buffer.capacity)
+
+    def sample(self, batch_size: int, generators: list[torch.Generator], members) -> Batch:
+        """``batch_size`` transitions per member, (K, batch_size, dim) each: member k's drawn as its own
+        ``ReplayBuffer.sample`` draws them from ``generators[k]``, for the members in ``members``; the others
+        get index 0 and draw nothing."""
+        chosen = set(int(k) for k in members)
+        idx = torch.stack([torch.randint(0, b.size, (batch_size,), device=self.device, generator=g) if k in chosen
+                           else torch.zeros(batch_size, dtype=torch.long, device=self.device)
+                           for k, (b, g) in enumerate(zip(self.buffers, generators))])
+        rows = self.members[:, None]
+        return Batch(*(self.storage[name][rows, idx] for name in FIELDS))

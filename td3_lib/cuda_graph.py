@@ -77,8 +77,8 @@ class GraphedStep:
     and replayed. Its outputs are tensors, or a tuple of them."""
 
     def __init__(self, step, static: StaticBatch, device: torch.device,
-                 generator: torch.Generator | None = None, always_copy: bool = True):
-        self.step, self.static, self.generator = step, static, generator
+                 generators=(), always_copy: bool = True):
+        self.step, self.static, self.generators = step, static, tuple(generators)
         self.always_copy = always_copy
         self.calls = 0
         self.graph: torch.cuda.CUDAGraph | None = None
@@ -109,8 +109,8 @@ class GraphedStep:
         """Record the step's kernels on the static batch (nothing runs until a replay)."""
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.device(self.stream.device):
-            if self.generator is not None:
-                graph.register_generator_state(self.generator)
+            for generator in self.generators:
+                graph.register_generator_state(generator)
             with torch.cuda.graph(graph, stream=self.stream):
                 outputs = self.step(static_batch)
         self.graph = graph
@@ -128,6 +128,6 @@ def graphed_steps(agent) -> tuple[GraphedStep, GraphedStep]:
     static = StaticBatch()
     cls = type(agent)
     critic = GraphedStep(functools.partial(cls.critic_step, agent), static, agent.device,
-                         generator=agent.generator)
+                         generators=[agent.generator])
     actor = GraphedStep(functools.partial(cls.actor_step, agent), static, agent.device, always_copy=False)
     return critic, actor

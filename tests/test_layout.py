@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "td3_lib"
 ENGINE = ("agent", "networks", "targets", "buffer", "config", "envs", "rollout", "training", "run",
-          "checkpoint", "cuda_graph", "tables")
+          "checkpoint", "cuda_graph", "tables", "batched", "batched_training")
 ENGINE_HELPERS = ("progress",)  # the progress bar train draws
 SOURCES = sorted(PACKAGE.rglob("*.py"))
 CHECKED = SOURCES + sorted((ROOT / "benchmarks").rglob("*.py")) + sorted((ROOT / "experiments").rglob("*.py"))

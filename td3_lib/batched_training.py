@@ -1,0 +1,201 @@
+"""Training K runs in one process: K environments stepped in lockstep, one batched update, K ordinary runs.
+
+``train_batched`` trains one run per seed (and config), each a *member* of one ``BatchedTD3``: every
+iteration steps each unfinished member's environment once, stores its transition, and updates all the
+members that are learning in one batched update. Everything else is each member's own, as ``train`` keeps
+it for a single run (``RunState``): its seed, its exploration and minibatch random streams, its episodes
+(reset with the run's episode seeds, ending on their own), its evaluations, probes, best actor and
+checkpoints, written to its own run directory in the single run's format. So a member's directory is an
+ordinary run's: ``collect``, ``evaluate``, ``play`` and ``train --resume`` read it as such, and a batched
+run killed at any moment resumes each member from its own last checkpoint.
+
+Member k computes what a single run with its seed and config computes: the same initial weights, the same
+transitions, minibatches and noise, and an update equal to ``TD3.update`` (tests/test_batched.py). On the
+CPU the two agree to the last bit; where a device's batched kernels round differently from its
+single-matrix ones, the runs agree to float tolerance at first and then drift apart, as two runs on two
+machines do (docs/batched.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .agent import resolve_device
+from .batched import BatchedTD3
+from .buffer import StackedReplayBuffers
+from .config import TD3Config
+from .envs import make_env
+from .progress import progress_bar
+from .run import RunState, default_run_dir, episode_seed, preflight
+from .training import (DivergenceGuard, Probe, TrainResult, keep_best_actor, prepare_run, record_evaluation,
+                       save_checkpoint)
+
+
+@dataclasses.dataclass
+class Member:
+    """One run of a batch as the loop steps it: its ``RunState``, environments and episode in progress."""
+
+    run: RunState
+    env: object
+    eval_env: object
+    guard: DivergenceGuard | None = None
+    obs: np.ndarray | None = None
+    ep_return: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    checkpoint_due: bool = False
+
+    @property
+    def finished(self) -> bool:
+        return self.run.step >= self.run.config.total_steps
+
+    @property
+    def learning(self) -> bool:
+        """Whether this iteration's step gives it an update (as ``run_loop`` decides for a single run)."""
+        run = self.run
+        return run.step > run.config.start_timesteps and len(run.buffer) >= run.config.batch_size
+
+
+def train_batched(env_id: str, configs: Sequence[TD3Config] | TD3Config, seeds: Sequence[int], *, run_dirs=None,
+                  device="auto", progress: bool = True, resume: bool = False, save_buffer: bool = False,
+                  probes: Sequence[Probe] = (), callback: Callable | None = None,
+                  make: Callable[[str], object] | None = None) -> list[TrainResult]:
+    """Train one TD3 run per seed on ``env_id``, all in one process and one batched update (module doc).
+
+    ``configs``: one ``TD3Config`` for every run, or one per seed; they may differ in anything but the
+    network shapes, the batch size and ``bf16``/``cuda_graph`` (``batched.SHARED_FIELDS``): the tricks,
+    noise scales, learning rates, delays and budgets. ``run_dirs`` (one per seed, or None for runs that are
+    not saved) take each run's checkpoint, history and best actor, as ``train``'s ``checkpoint_dir``;
+    ``resume=True`` resumes each from its own. ``make(env_id)`` builds each environment (default
+    ``make_env``). ``callback(k, step, agent)`` runs after each evaluation of member k. Returns each run's
+    ``TrainResult``, in the order of ``seeds``.
+    """
+    members = open_members(env_id, configs, seeds, run_dirs, resolve_device(device), resume, make or make_env)
+    try:
+        for member in members:
+            member.run.save_buffer = save_buffer
+            if member.run.checkpoint_path is not None:
+                preflight(member.run.checkpoint_path.parent, member.run.agent,
+                          member.run.buffer.nbytes() if save_buffer else 0)
+        batched = BatchedTD3([m.run.agent for m in members])
+        replay = StackedReplayBuffers([m.run.buffer for m in members])
+        run_members(members, batched, replay, probes, progress, callback)
+    finally:
+        for member in members:
+            member.env.close()
+            member.eval_env.close()
+    return [TrainResult.of(m.run) for m in members]
+
+
+def open_members(env_id: str, configs, seeds: Sequence[int], run_dirs, device, resume: bool, make) -> list[Member]:
+    """Each seed's run (new, or resumed from its directory) with its training and evaluation environments."""
+    seeds = list(seeds)
+    configs = [configs] * len(seeds) if isinstance(configs, TD3Config) else list(configs)
+    run_dirs = [None] * len(seeds) if run_dirs is None else list(run_dirs)
+    if not seeds or len(configs) != len(seeds) or len(run_dirs) != len(seeds):
+        raise ValueError(f"A batch of {len(seeds)} seeds needs as many configs and run directories, or one config "
+                         f"for all (got {len(configs)} configs and {len(run_dirs)} run directories).")
+    named = [Path(d).resolve() for d in run_dirs if d is not None]
+    if len(set(named)) != len(named):
+        raise ValueError(f"Run directories {[str(d) for d in run_dirs]} repeat one: give each run its own.")
+    members = []
+    try:
+        for config, seed, run_dir in zip(configs, seeds, run_dirs):
+            env, eval_env = make(env_id), make(env_id)
+            members.append(Member(None, env, eval_env))
+            members[-1].run = prepare_run(env, env_id, config, seed, device, run_dir, resume)
+    except BaseException:
+        for member in members:
+            member.env.close()
+            member.eval_env.close()
+        raise
+    return members
+
+
+def run_members(members: list[Member], batched: BatchedTD3, replay: StackedReplayBuffers, probes, progress: bool,
+                callback) -> None:
+    """Algorithm 1 for every member, in lockstep, from each one's step to its budget (``run_loop``'s steps)."""
+    started = [time.perf_counter() - m.run.wall_s for m in members]
+    for member in members:
+        run = member.run
+        member.guard = DivergenceGuard(run.config.eval_freq + 1, run)
+        member.obs, _ = member.env.reset(seed=episode_seed(run.seed, run.episode))
+    total = sum(m.run.config.total_steps for m in members)
+    with progress_bar(total=total, initial=sum(m.run.step for m in members), disable=not progress, unit="step",
+                      desc=f"{members[0].run.env_id} x{len(members)}", dynamic_ncols=True) as bar:
+        while not all(m.finished for m in members):
+            stepping = [k for k, m in enumerate(members) if not m.finished]
+            step_environments(members, stepping, batched, replay)
+            learn(members, stepping, batched, replay)
+            for k in stepping:
+                after_step(members[k], k, batched, started[k], probes, callback)
+            bar.update(len(stepping))
+    for k, member in enumerate(members):
+        run = member.run
+        if run.checkpoint_path is not None and (member.checkpoint_due or not run.checkpoint_path.exists()):
+            batched.write_member(k, run.agent)
+            save_checkpoint(run, started[k], member.guard)
+        run.wall_s = time.perf_counter() - started[k]
+
+
+def step_environments(members: list[Member], stepping: list[int], batched: BatchedTD3,
+                      replay: StackedReplayBuffers) -> None:
+    """One environment step of each member in ``stepping``, its transition stored: random actions for its
+    first ``start_timesteps``, then its actor's (one batched forward for all) plus its exploration noise."""
+    mu = batched.act(np.stack([m.obs for m in members]))
+    rows = []
+    for k in stepping:
+        member, run = members[k], members[k].run
+        if run.step < run.config.start_timesteps:
+            space = member.env.action_space
+            action = run.exploration_rng.uniform(space.low, space.high).astype(np.float32)
+        else:
+            action = run.agent.explore(mu[k], run.config.expl_noise, run.exploration_rng)
+        next_obs, reward, terminated, truncated, _ = member.env.step(action)
+        rows.append((member.obs, action, reward, next_obs, terminated))
+        member.obs, member.ep_return = next_obs, member.ep_return + float(reward)
+        member.terminated, member.truncated = terminated, truncated
+        run.step += 1
+    replay.add(*(np.stack(column) for column in zip(*rows)), members=stepping)
+
+
+def learn(members: list[Member], stepping: list[int], batched: BatchedTD3, replay: StackedReplayBuffers) -> None:
+    """One batched update of the members whose step gives them one; each logs its critic loss."""
+    active = np.zeros(len(members), dtype=bool)
+    active[[k for k in stepping if members[k].learning]] = True
+    if not active.any():
+        return
+    batch = replay.sample(batched.config.batch_size, [m.run.minibatch_generator for m in members], np.flatnonzero(active))
+    losses = batched.update(batch, active)["critic_loss"]
+    for k in np.flatnonzero(active):
+        members[k].guard.add(losses[k], members[k].run.step)
+
+
+def after_step(member: Member, k: int, batched: BatchedTD3, started: float, probes, callback) -> None:
+    """After member k's step, as ``run_loop`` after a single run's: an evaluation when one is due (the member
+    copied out of the batch first), and at an episode's end the reset and any checkpoint due."""
+    run = member.run
+    if run.step % run.config.eval_freq == 0 or run.step == run.config.total_steps:
+        batched.write_member(k, run.agent)
+        record_evaluation(run, member.eval_env, member.guard, started, probes)
+        keep_best_actor(run)
+        if callback is not None:
+            callback(k, run.step, run.agent)
+        member.checkpoint_due = run.checkpoint_path is not None
+    if member.terminated or member.truncated:
+        run.episode, run.last_return, member.ep_return = run.episode + 1, member.ep_return, 0.0
+        member.obs, _ = member.env.reset(seed=episode_seed(run.seed, run.episode))
+        if member.checkpoint_due:
+            batched.write_member(k, run.agent)
+            save_checkpoint(run, started, member.guard)
+            member.checkpoint_due = False
+
+
+def default_run_dirs(env_id: str, seeds: Sequence[int]) -> list[Path]:
+    """Where each run of a batch is saved when no directories are given: each seed's ``default_run_dir``."""
+    return [default_run_dir(env_id, seed) for seed in seeds]
