@@ -10,6 +10,7 @@ from .targets import bellman_target, clipped_double_q, half_range, smooth_target
 from .training import TrainResult, TrainingDiverged, train
 from .sweep import VARIANTS, load_sweep, summarize, sweep, variant_config  # Ray: only once a sweep starts
 from .video import Recorder, record, show_video, show_videos
+from .critic_video import record_with_critic
 
 __all__ = [
     "TD3", "TD3Config", "preset", "PRESET_ENVS", "ReplayBuffer", "Batch", "bellman_target",
@@ -17,6 +18,6 @@ __all__ = [
     "show_videos", "train",
     "evaluate", "TrainResult", "CheckpointError", "resolve_device", "soft_update", "half_range",
     "rollout", "Episode", "record", "TrainingDiverged",
-    "sweep", "VARIANTS", "variant_config", "summarize", "load_sweep",
+    "sweep", "VARIANTS", "variant_config", "summarize", "load_sweep", "record_with_critic",
 ]
 __version__ = "0.1.0"
