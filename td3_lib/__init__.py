@@ -12,6 +12,7 @@ from .targets import bellman_target, clipped_double_q, half_range, smooth_target
 from .training import TrainResult, TrainingDiverged, train
 from .sweep import VARIANTS, load_sweep, summarize, sweep, variant_config  # Ray: only once a sweep starts
 from .video import Recorder, record, show_video, show_videos
+from .critic_video import record_with_critic
 
 __all__ = [
     "TD3", "TD3Config", "preset", "PRESET_ENVS", "ReplayBuffer", "Batch", "bellman_target",
@@ -20,5 +21,6 @@ __all__ = [
     "evaluate", "TrainResult", "CheckpointError", "resolve_device", "soft_update", "half_range",
     "rollout", "Episode", "record", "TrainingDiverged",
     "sweep", "VARIANTS", "variant_config", "summarize", "load_sweep", "BatchedTD3", "train_batched",
+    "record_with_critic",
 ]
 __version__ = "0.1.0"

@@ -165,6 +165,28 @@ def route_mujoco_warnings() -> None:
     mujoco.set_mju_user_warning(mujoco_warning)
 
 
+TRACKED_MUJOCO = ("Ant", "HalfCheetah", "Hopper", "Humanoid", "HumanoidStandup", "Swimmer", "Walker2d")
+"""gymnasium's MuJoCo robots whose models carry a camera named "track" (in MuJoCo's mode
+"trackcom": it keeps a fixed offset from the robot's centre of mass, so it follows the robot)."""
+CAMERA_KEYWORDS = ("camera_id", "camera_name", "default_camera_config")
+
+
+def tracking_camera(env_id: str, render_mode, kwargs: dict) -> dict:
+    """``kwargs`` for ``gym.make``, with the model's tracking camera (``camera_name="track"``) for a
+    MuJoCo robot that draws frames, unless the caller chose a camera.
+
+    Without it, gymnasium 1.4 draws these robots from a free camera: their ``default_camera_config``
+    names a body to track (``trackbodyid``), but the renderer sets the camera's type to
+    ``mjCAMERA_FREE`` before every frame, and MuJoCo follows a body only with ``mjCAMERA_TRACKING``.
+    The camera stays where the episode starts, and a hopper that hops forward leaves the picture
+    after about a second. Box2D's BipedalWalker and PyBullet's robots follow by themselves.
+    """
+    chosen = any(key in kwargs for key in CAMERA_KEYWORDS)
+    if render_mode is None or chosen or gym.spec(env_id).name not in TRACKED_MUJOCO:
+        return kwargs
+    return {**kwargs, "camera_name": "track"}
+
+
 def _known_ids() -> list[str]:
     return sorted(set(gym.registry) | set(BULLET_ENVS))
 
@@ -209,13 +231,9 @@ def check_render_mode(env: gym.Env, env_id: str, render_mode: str | None) -> Non
                                    f"metadata are {list(modes)}.")
 
 
-def make_env(env_id: str, seed: int | None = None, render_mode: str | None = None, **kwargs) -> gym.Env:
-    """``gymnasium.make`` for the course: registers PyBullet on demand and checks the spaces.
-
-    ``env_id`` is a registered id, or ``"module:EnvId-v0"`` for an environment that importing
-    ``module`` registers (your own). With ``seed``, the environment and its action space are seeded,
-    so the first ``reset()`` (without a seed) is already reproducible.
-    """
+def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
+    """The registration of ``env_id`` (its id, time limit, ...), registering it first where that is
+    on demand (PyBullet's, yours as ``"module:EnvId-v0"``); an unknown id gets the names close to it."""
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a string such as 'Pendulum-v1', not {env_id!r}.")
     env_id = registered_id(env_id)
@@ -226,6 +244,19 @@ def make_env(env_id: str, seed: int | None = None, render_mode: str | None = Non
         hint = f" Did you mean {', '.join(close)}?" if close else \
             f" The course's environments are {', '.join(COURSE_ENVS)}."
         raise ValueError(f"Unknown environment {env_id!r}.{hint}")
+    return gym.spec(env_id)
+
+
+def make_env(env_id: str, seed: int | None = None, render_mode: str | None = None, **kwargs) -> gym.Env:
+    """``gymnasium.make`` for the course: registers PyBullet on demand and checks the spaces.
+
+    ``env_id`` is a registered id, or ``"module:EnvId-v0"`` for an environment that importing
+    ``module`` registers (your own). With ``seed``, the environment and its action space are seeded,
+    so the first ``reset()`` (without a seed) is already reproducible. MuJoCo's robots that draw
+    frames are filmed by their model's tracking camera, which follows them (``tracking_camera``);
+    a camera given in ``kwargs`` (``camera_id``, ``camera_name``, ``default_camera_config``) is kept.
+    """
+    env_id = env_spec(env_id).id
     # PyBullet's C code prints on first use (build time, then "argv[0]=" when the
     # first reset connects its physics client): both happen here, silenced.
     bullet = "Bullet" in env_id
@@ -233,6 +264,7 @@ def make_env(env_id: str, seed: int | None = None, render_mode: str | None = Non
     if is_mujoco(env_id):
         headless_mujoco(render_mode)
         route_mujoco_warnings()
+        kwargs = tracking_camera(env_id, render_mode, kwargs)
     quiet = _silence_c_output if bullet else contextlib.nullcontext
     with quiet(), warnings.catch_warnings():  # check_render_mode says it in one line
         warnings.filterwarnings("ignore", message=".*not in the possible render_modes")

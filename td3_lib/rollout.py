@@ -1,7 +1,9 @@
 """One episode of a policy in an environment, and evaluation built on it.
 
 Evaluation, recording a clip, the value-bias measurement and the benchmarks
-all run episodes through ``rollout``, so there is one episode loop.
+all run episodes through ``rollout``, so there is one episode loop. What an
+episode is measured with lives here too: its discounted returns to go
+(``returns_to_go``) and the critic's estimates on its states (``critic_values``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import torch
 
 from .envs import opened_env
 
@@ -61,3 +64,20 @@ def evaluate(agent, env_or_id, episodes: int = 10, seed: int | None = None) -> n
     """
     with opened_env(env_or_id) as env:
         return np.array([e.total for e in evaluation_episodes(agent, env, episodes, seed)])
+
+
+def returns_to_go(rewards, discount: float) -> np.ndarray:
+    """G_t = r_t + discount * G_{t+1} for every t of one episode (G after the last step is 0)."""
+    g, out = 0.0, np.zeros(len(rewards))
+    for t in range(len(rewards) - 1, -1, -1):
+        g = float(rewards[t]) + discount * g
+        out[t] = g
+    return out
+
+
+def critic_values(agent, states) -> tuple[np.ndarray, np.ndarray]:
+    """Q1(s, mu(s)) and Q2(s, mu(s)) of a TD3 ``agent`` on ``states``, as arrays."""
+    s = torch.as_tensor(np.asarray(states, dtype=np.float32), device=agent.device)
+    with torch.no_grad():
+        q1, q2 = agent.critic(s, agent.actor(s))
+    return q1.squeeze(-1).cpu().numpy(), q2.squeeze(-1).cpu().numpy()

@@ -2,6 +2,12 @@
 
 ``Recorder`` keeps colabgymrender's API (``Recorder(env, directory)``,
 ``play()``, ``pause()``, ``resume()``) on top of gymnasium 1.x and its video tools.
+Environments made by ``make_env`` (and so by ``record`` and ``python -m td3_lib play``)
+film MuJoCo's robots with a camera that follows them; ``robot_fraction(clip)`` measures
+the share of a MuJoCo clip's running time in which the robot can be seen. ``record``
+keeps about 25 frames per second of simulated time (``Recorder(..., every=k)``: one
+frame in k steps). ``record_with_critic`` (``critic_video.py``) draws the critic's
+estimate and the return earned under each frame.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import html
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 from gymnasium.utils.save_video import save_video
 
 from .envs import id_without_module, make_env
@@ -24,20 +31,32 @@ swing-up; most reset seeds start the pendulum somewhere else (seed 1, for one, s
 upright). Found by resetting seeds 0-19,999 and keeping the one nearest to hanging still."""
 
 
+WATCH_FPS = 25
+"""Frames per second of simulated time that ``record`` keeps, enough to watch: a simulator that draws
+more (Hopper-v5: 125) has one frame drawn in every ``render_fps // 25`` steps."""
+
+
 class Recorder(gym.Wrapper):
     """Record every episode of ``env`` to an mp4 in ``directory``.
 
     The environment must be made with ``render_mode="rgb_array"``. A clip is
     written when an episode ends (terminated or truncated) or on ``close()``.
+    ``every``: draw one frame in every ``every`` steps (the first at reset); the
+    clip plays at the simulator's pace, ``render_fps / every`` frames per second,
+    unless ``fps`` says otherwise.
     """
 
-    def __init__(self, env: gym.Env, directory, fps: int | None = None, name_prefix: str = "episode"):
+    def __init__(self, env: gym.Env, directory, fps: float | None = None, name_prefix: str = "episode",
+                 every: int = 1):
         super().__init__(env)
         if env.render_mode != "rgb_array":
             raise ValueError(f"Recorder needs an environment made with render_mode='rgb_array', "
                              f"not {env.render_mode!r}.")
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError(f"every={every!r} is invalid: it must be an integer >= 1.")
         self.directory = Path(directory)
-        self.fps = fps or env.metadata.get("render_fps") or 30
+        self.every, self.steps = every, 0
+        self.fps = fps or (env.metadata.get("render_fps") or 30) / every
         self.name_prefix = name_prefix
         self.paused = False
         self.frames: list = []
@@ -52,17 +71,19 @@ class Recorder(gym.Wrapper):
         self.paused = False
 
     def _capture(self) -> None:
-        if not self.paused:
+        if not self.paused and self.steps % self.every == 0:
             self.frames.append(self.env.render())
 
     def reset(self, **kwargs):
         self._write()
         out = self.env.reset(**kwargs)
+        self.steps = 0
         self._capture()
         return out
 
     def step(self, action):
         out = self.env.step(action)
+        self.steps += 1
         self._capture()
         if out[2] or out[3]:
             self._write()
@@ -91,10 +112,15 @@ class Recorder(gym.Wrapper):
         return show_video(self.last_video)
 
 
-def record(agent, env_id: str, out, episodes: int = 1, seed: int = 0) -> list[Path]:
+def record(agent, env_id: str, out, episodes: int = 1, seed: int = 0, every: int | None = None) -> list[Path]:
     """Record ``episodes`` noise-free episodes of ``agent`` (reset seeds ``seed``, ``seed + 1``, ...)
-    to mp4 files in ``out``; prints and returns their paths."""
-    with Recorder(make_env(env_id, render_mode="rgb_array"), out, name_prefix=id_without_module(env_id)) as env:
+    to mp4 files in ``out``; prints and returns their paths. A clip plays at the simulator's pace with
+    one frame in every ``every`` steps drawn: by default about 25 per second of simulated time
+    (``WATCH_FPS``; all of Pendulum's 30, one in 5 of Hopper's 125)."""
+    env = make_env(env_id, render_mode="rgb_array")
+    if every is None:
+        every = max(1, (env.metadata.get("render_fps") or 30) // WATCH_FPS)
+    with Recorder(env, out, name_prefix=id_without_module(env_id), every=every) as env:
         returns = [e.total for e in evaluation_episodes(agent, env, episodes, seed)]
     for path, ret in zip(env.paths, returns):
         print(f"{path}  (return {ret:.1f})")
@@ -187,3 +213,56 @@ def resized(clip, width: int):
 
     size = (width, round(clip.h * width / clip.w))
     return clip.fl_image(lambda frame: np.asarray(Image.fromarray(frame).resize(size, Image.LANCZOS)))
+
+
+ROBOT_SHARE = 0.001
+"""The least share of a frame's pixels in the robot's colour for the frame to count as showing it:
+a hopper seen whole covers about 2% of the frame, so a twentieth of it is enough."""
+
+
+def robot_pixels(frames) -> np.ndarray:
+    """Where frames of gymnasium's MuJoCo robots show the robot: the orange-brown its models paint it
+    (rgba 0.8 0.6 0.4, in light and shade), red above green above blue; the floor's black and pale
+    green squares and the blue-grey sky are not. One frame (H, W, 3) or a stack (N, H, W, 3)."""
+    rgb = np.asarray(frames)[..., :3].astype(np.int16)
+    red, green, blue = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    return (red - blue > 40) & (red > green) & (green > blue)
+
+
+def shows_robot(frame, share: float = ROBOT_SHARE, pixels=robot_pixels) -> bool:
+    """Whether a frame shows the robot: at least ``share`` of its pixels are the robot's (``pixels``:
+    a frame -> a boolean mask, by default the MuJoCo robots' colour)."""
+    return bool(pixels(frame).mean() >= share)
+
+
+def robot_fraction(clip, share: float = ROBOT_SHARE, pixels=robot_pixels) -> float:
+    """The fraction of a clip's running time in which it shows the robot (``shows_robot``): ``clip``
+    is a video file (mp4; gif, whose frames last as long as the file says: a gif writer merges
+    repeated frames, such as an empty floor's, into one long frame) or a sequence of frames. A camera
+    that follows the robot gives 1.0; a fixed one, which the robot leaves, gives the share of the clip
+    before it left. ``pixels`` finds the robot in a frame: by default gymnasium's MuJoCo robots; give
+    your own for a robot of another colour."""
+    frames = timed_frames(existing_file(clip)) if isinstance(clip, (str, Path)) else ((f, 1) for f in clip)
+    shown = total = 0.0
+    for frame, duration in frames:
+        shown += duration * shows_robot(frame, share, pixels)
+        total += duration
+    if total == 0:
+        raise ValueError(f"{clip!r} has no frames.")
+    return shown / total
+
+
+def timed_frames(path: Path):
+    """A video file's frames, each with how long it shows (a gif's own durations; 1 for each frame of
+    an mp4, whose frames all last the same)."""
+    if path.suffix.lower() == ".gif":
+        from PIL import Image, ImageSequence
+
+        with Image.open(path) as gif:
+            for frame in ImageSequence.Iterator(gif):
+                yield np.asarray(frame.convert("RGB")), frame.info.get("duration") or 1
+        return
+    import imageio.v3 as iio
+
+    for frame in iio.imiter(path):
+        yield frame, 1

@@ -2,6 +2,7 @@ import importlib.util
 import json
 import os
 import sys
+import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -258,3 +259,86 @@ def test_mujoco_presets_are_the_authors_settings():
         env = make_env(env_id, seed=0)
         assert env.action_space.shape[0] in (3, 6, 8)
         env.close()
+
+
+LOCOMOTION = ("Hopper-v5", "Walker2d-v5", "HalfCheetah-v5", "Ant-v5")
+
+
+@pytest.mark.parametrize("env_id", LOCOMOTION)
+def test_mujoco_robots_are_filmed_by_their_tracking_camera(env_id):
+    """make_env films a MuJoCo robot with its model's "track" camera (which follows the robot's centre of
+    mass) when it draws frames; a camera the caller chose is kept; without frames nothing changes."""
+    import mujoco
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # HalfCheetah's model: see the test above
+        envs = {"drawn": make_env(env_id, render_mode="rgb_array"), "not drawn": make_env(env_id),
+                "chosen": make_env(env_id, render_mode="rgb_array", camera_id=-1)}
+    model = envs["drawn"].unwrapped.model
+    track = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, "track")
+    assert track >= 0 and model.cam_mode[track] == mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM
+    cameras = {name: env.unwrapped.mujoco_renderer.camera_id for name, env in envs.items()}
+    assert cameras == {"drawn": track, "not drawn": -1, "chosen": -1}  # -1: MuJoCo's free camera
+    for env in envs.values():
+        env.close()
+
+
+def hopper_frames(env, agent, steps: int, every: int) -> list:
+    """Frames of the shipped hopper's episode from seed 10000 (the README's clip), one in ``every`` steps."""
+    obs, _ = env.reset(seed=10_000)
+    frames = [env.render()]
+    for t in range(1, steps + 1):
+        obs, _, terminated, truncated, _ = env.step(agent.act(obs))
+        if t % every == 0:
+            frames.append(env.render())
+        if terminated or truncated:
+            break
+    return frames
+
+
+@pytest.mark.slow  # 22 frames drawn by EGL on the CPU: about 6 s of CPU time
+def test_the_hopper_stays_in_the_picture():
+    """The shipped hopper hops forward about 3 m/s: make_env's camera keeps it in every frame of its first
+    2 s; gymnasium's own camera (free, where the episode starts) loses it after about 1 s."""
+    from td3_lib.pretrained import load_pretrained
+    from td3_lib.video import robot_fraction
+
+    agent, size = load_pretrained("Hopper-v5"), dict(width=64, height=64)
+    tracked = hopper_frames(make_env("Hopper-v5", render_mode="rgb_array", **size), agent, 250, every=25)
+    fixed = hopper_frames(gym.make("Hopper-v5", render_mode="rgb_array", **size), agent, 250, every=25)
+    assert len(tracked) == len(fixed) == 11  # steps 0, 25, ..., 250: 0 to 2 s
+    assert robot_fraction(tracked) >= 0.95
+    assert robot_fraction(fixed) < 0.7  # the same measure, on the camera that does not follow
+
+
+def test_robot_fraction_counts_a_gifs_time_not_its_frames(tmp_path):
+    """A gif writer merges repeated frames (an empty floor's) into one long frame: the fraction is of time."""
+    from PIL import Image
+
+    from td3_lib.video import robot_fraction, shows_robot
+
+    floor = np.zeros((40, 40, 3), np.uint8) + np.array([200, 220, 200], np.uint8)  # a pale green square
+    robot = floor.copy()
+    robot[10:30, 18:22] = (204, 153, 102)  # a hopper's leg: rgba 0.8 0.6 0.4
+    assert shows_robot(robot) and not shows_robot(floor)
+    Image.fromarray(robot).save(tmp_path / "a.gif", save_all=True, duration=[100, 300],
+                                append_images=[Image.fromarray(floor)])
+    assert robot_fraction(tmp_path / "a.gif") == pytest.approx(0.25)
+    assert robot_fraction([robot, floor, floor, floor]) == 0.25
+    with pytest.raises(ValueError, match="has no frames"):
+        robot_fraction([])
+
+
+def test_recorder_can_draw_one_frame_in_every_k_steps(tmp_path):
+    """Hopper's simulator draws 125 frames a second: one in 5 is enough to watch, at the same pace."""
+    import imageio.v3 as iio
+
+    env = Recorder(make_env("Pendulum-v1", render_mode="rgb_array"), tmp_path, every=3)
+    assert env.fps == 10  # Pendulum's 30 frames per second, one in 3 kept
+    env.reset(seed=0)
+    for _ in range(10):
+        env.step(env.action_space.sample())
+    env.close()
+    assert len(list(iio.imiter(env.last_video))) == 4  # steps 0, 3, 6, 9
+    with pytest.raises(ValueError, match="every=0 is invalid"):
+        Recorder(make_env("Pendulum-v1", render_mode="rgb_array"), tmp_path, every=0)

@@ -113,12 +113,26 @@ def test_held_out_test_is_the_noise_free_evaluation_on_the_test_seeds(tmp_path):
 
 
 @pytest.mark.parametrize("argv", [[], ["runs/x"], ["--test", "Pendulum-v1", "runs/x"],
-                                  ["runs/x", "Pendulum-v1", "--test", "Pendulum-v1"]])
-def test_shipping_command_takes_a_run_or_a_test_not_both(argv, capsys):
+                                  ["runs/x", "Pendulum-v1", "--test", "Pendulum-v1"],
+                                  ["--clip", "Pendulum-v1", "runs/x"],
+                                  ["--test", "Pendulum-v1", "--clip", "Pendulum-v1"]])
+def test_shipping_command_takes_a_run_a_test_or_a_clip_one_at_a_time(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
         pretrained_main(argv)
     assert exit_.value.code == 2
-    assert "give either RUN_DIR ENV_ID (ship a run) or --test ENV_ID alone" in capsys.readouterr().err
+    assert ("give either RUN_DIR ENV_ID (ship a run), --test ENV_ID alone (test a shipped agent) or --clip "
+            "ENV_ID alone (record its clip again)") in capsys.readouterr().err
+
+
+def test_the_clip_command_records_the_shipped_agents_clip_again(tmp_path, capsys):
+    assert pretrained_main(["--clip", "Pendulum-v1", "--videos", str(tmp_path), "--clip-seed", "12493",
+                            "--gif-seconds", "1", "--gif-width", "64"]) == 0
+    mp4, gif = tmp_path / "Pendulum-v1.mp4", tmp_path / "Pendulum-v1.gif"
+    assert capsys.readouterr().out.strip().endswith(f"{mp4} and {gif}")
+    assert sorted(tmp_path.iterdir()) == [gif, mp4] and mp4.stat().st_size > 1000
+    from PIL import Image
+    with Image.open(gif) as image:
+        assert image.width == 64
 
 
 @pytest.mark.parametrize("argv, words", [

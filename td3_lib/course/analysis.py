@@ -9,17 +9,10 @@ import torch
 
 from ..agent import TD3
 from ..envs import make_env
-from ..rollout import Episode, evaluation_episodes
+# returns_to_go and critic_values live with the episode loop (the engine's clips use them too); the
+# lessons import them from here
+from ..rollout import Episode, critic_values, evaluation_episodes, returns_to_go  # noqa: F401
 from ..targets import smooth_target_action
-
-
-def returns_to_go(rewards, discount: float) -> np.ndarray:
-    """G_t = r_t + discount * G_{t+1} for every t of one episode (G after the last step is 0)."""
-    g, out = 0.0, np.zeros(len(rewards))
-    for t in range(len(rewards) - 1, -1, -1):
-        g = float(rewards[t]) + discount * g
-        out[t] = g
-    return out
 
 
 @dataclass
@@ -69,14 +62,6 @@ def bias_on_episodes(agent: TD3, episodes: list[Episode], horizon: int | None = 
         estimates.append(q1 if critic == "q1" else np.minimum(q1, q2))
     est, true = np.concatenate(estimates), np.concatenate(truths)
     return ValueBias(float(est.mean()), float(true.mean()), int(est.size))
-
-
-def critic_values(agent: TD3, states) -> tuple[np.ndarray, np.ndarray]:
-    """Q1(s, mu(s)) and Q2(s, mu(s)) on ``states``, as arrays."""
-    s = torch.as_tensor(np.asarray(states, dtype=np.float32), device=agent.device)
-    with torch.no_grad():
-        q1, q2 = agent.critic(s, agent.actor(s))
-    return q1.squeeze(-1).cpu().numpy(), q2.squeeze(-1).cpu().numpy()
 
 
 def roughness(agent: TD3, states, points: int = 51) -> float:

@@ -128,13 +128,15 @@ def store_held_out_test(env_id: str, episodes: int = TEST_EPISODES) -> tuple[dic
     return result, test_line(result, time.perf_counter() - start, path)
 
 
-def record_clip(env_id: str, videos, clip_seed: int = TEST_SEED, fps: int = 15, seconds: float = 20.0) -> Path:
-    """One episode of the shipped agent as ``videos/ENV_ID.mp4``, and a short gif beside it (for the README)."""
+def record_clip(env_id: str, videos, clip_seed: int = TEST_SEED, fps: int = 15, seconds: float = 20.0,
+                width: int = 240) -> Path:
+    """One episode of the shipped agent as ``videos/ENV_ID.mp4``, and a short gif beside it (for the
+    README: at most ``seconds`` long, ``fps`` frames per second, ``width`` pixels wide)."""
     videos = Path(videos)
     clips = record(load_pretrained(env_id), env_id, videos / f".{env_id}", episodes=1, seed=clip_seed)
     mp4 = videos / f"{env_id}.mp4"
     clips[0].replace(mp4)
-    to_gif(mp4, mp4.with_suffix(".gif"), fps=fps, seconds=seconds)
+    to_gif(mp4, mp4.with_suffix(".gif"), width=width, fps=fps, seconds=seconds)
     (videos / f".{env_id}").rmdir()
     return mp4
 
