@@ -71,18 +71,6 @@ def library_verdicts(lesson: str, run, name: str, right: str, wrong: dict[str, s
         assert message.startswith("Not yet"), f"{slip}: {message}"
 
 
-# ------------------------------------------------------------------ 01
-def test_01_td_target():
-    stub = "def td_target(reward, terminated, truncated, next_q, discount):\n    not_done = {}\n    return reward + discount * not_done * next_q"
-    verdicts("01", "check_td_target", "td_target", stub.format("1.0 - terminated"), {
-        "left as it is": stub.format("..."),
-        "done = terminated or truncated": stub.format("1.0 - torch.maximum(terminated, truncated)"),
-        "truncated ends the sum": stub.format("1.0 - truncated"),
-        "always bootstrap": stub.format("1.0"),
-        "never bootstrap": stub.format("0.0"),
-    })
-
-
 # ------------------------------------------------------------------ 02
 def test_02_two_action_bias():
     verdicts("02", "check_two_action_bias", "two_action_bias", """
