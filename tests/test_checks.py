@@ -4,8 +4,265 @@ wrong one (a plausible slip)."""
 from __future__ import annotations
 
 # ------------------------------------------------------------------ lesson 00
+import inspect  # noqa: E402  (each lesson's section imports what it needs, so sections stay apart)
+import re  # noqa: E402
+import textwrap  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from td3_lib import bellman_target, make_env  # noqa: E402
+from td3_lib.buffer import Batch  # noqa: E402
+from td3_lib.course import checks  # noqa: E402
+
+
+def defined(source: str, name: str, **scope):
+    """The function ``name`` that ``source`` defines, with ``scope`` (and torch, F, np, make_env) around it."""
+    namespace = dict(torch=torch, F=F, np=np, make_env=make_env, bellman_target=bellman_target, Batch=Batch, **scope)
+    exec(compile(textwrap.dedent(source), name, "exec"), namespace)
+    return namespace[name]
+
+
+def assert_verdicts(check, name: str, right: list[str], wrong: dict[str, str], says: dict[str, str] = {}) -> None:
+    """Every right solution gets "Right"; every slip "Not yet", with the words ``says[slip]`` where given."""
+    for source in right:
+        message = check(defined(source, name))
+        assert message.startswith("Right"), message
+    for slip, source in wrong.items():
+        message = check(defined(source, name))
+        assert message.startswith("Not yet"), f"{slip}: {message}"
+        assert says.get(slip, "") in message, f"{slip}: {message}"
+
+
+def test_00_discounted_return():
+    stub = "def discounted_return(rewards, discount):\n    {}"
+    assert_verdicts(checks.check_discounted_return, "discounted_return", [
+        stub.format("return sum(discount ** k * r for k, r in enumerate(rewards))"),
+        """
+        def discounted_return(rewards, discount):
+            total = 0.0
+            for r in reversed(rewards):
+                total = r + discount * total
+            return total
+        """,
+        stub.format("return np.dot(discount ** np.arange(len(rewards)), rewards)"),
+    ], {
+        "the stub": stub.format("raise NotImplementedError"),
+        "returns None": stub.format("return None"),
+        "no discount": stub.format("return sum(rewards)"),
+        "the first reward discounted": stub.format("return sum(discount ** (k + 1) * r for k, r in enumerate(rewards))"),
+        "discount on the wrong end": stub.format("return sum(discount ** k * r for k, r in enumerate(reversed(rewards)))"),
+        "the last reward left out": stub.format("return sum(discount ** k * r for k, r in enumerate(rewards[:-1]))"),
+        "a list back": stub.format("return [discount ** k * r for k, r in enumerate(rewards)]"),
+    }, {"the stub": "still the stub", "no discount": "without the discount", "the first reward discounted": "in full",
+        "discount on the wrong end": "later", "returns None": "one number"})
+
+
+def test_00_scale_action():
+    stub = "def scale_action(u, low, high):\n    {}"
+    assert_verdicts(checks.check_scale_action, "scale_action", [
+        stub.format("return (high + low) / 2 + (high - low) / 2 * u"),
+        stub.format("return low + (u + 1) / 2 * (high - low)"),
+    ], {
+        "returns None": stub.format("return None"),
+        "the stub": stub.format("raise NotImplementedError"),
+        "one bound for all": stub.format("return high[0] * u"),
+        "symmetric bounds assumed": stub.format("return high * u"),
+        "whole range as half-range": stub.format("return (high + low) / 2 + (high - low) * u"),
+        "from low, wrong scale": stub.format("return low + (high - low) * u"),
+    })
+
+
+EPISODE = """
+    def play_random_episode(env_id, seed):
+        env = make_env(env_id, seed=seed)
+        obs, info = env.reset(seed=seed)
+        total, steps = 0.0, 0
+        terminated = truncated = False
+        {loop}
+        env.close()
+        return total, steps, terminated, truncated
+"""
+
+
+def episode(loop: str) -> str:
+    return textwrap.dedent(EPISODE).replace("{loop}", textwrap.indent(textwrap.dedent(loop), "    ").strip())
+
+
+def test_00_play_random_episode():
+    assert_verdicts(checks.check_play_random_episode, "play_random_episode", [episode("""
+        while not (terminated or truncated):
+            obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+            total += reward
+            steps += 1
+    """)], {
+        "no loop": episode("pass"),
+        "a fixed 200 steps": episode("""
+            for _ in range(200):
+                obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+                total += reward
+                steps += 1
+        """),
+        "stops before the last reward": episode("""
+            while True:
+                obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+                steps += 1
+                if terminated or truncated:
+                    break
+                total += reward
+        """),
+        "counts from 1": episode("""
+            steps = 1
+            while not (terminated or truncated):
+                obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+                total += reward
+                steps += 1
+        """),
+        "flags swapped": episode("""
+            while not (terminated or truncated):
+                obs, reward, truncated, terminated, info = env.step(env.action_space.sample())
+                total += reward
+                steps += 1
+        """),
+        "stops at truncation only": episode("""
+            while not truncated:
+                obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+                total += reward
+                steps += 1
+        """),
+    })
+
+
+def lesson_code(lesson: str) -> list[str]:
+    """The sources of a lesson's code cells."""
+    import json
+    from pathlib import Path
+
+    path = next((Path(__file__).resolve().parent.parent / "notebooks").glob(f"{lesson}_*.ipynb"))
+    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+
+
+def assert_calls_its_checks(lesson: str, exercises: dict[str, str]) -> None:
+    """The lesson defines no check, imports each from td3_lib.course.checks (and nothing else from there),
+    defines each exercise's function and calls its check alone in one line."""
+    sources = lesson_code(lesson)
+    assert not any(re.search(r"^def check_", s, re.M) for s in sources), f"lesson {lesson} defines a check"
+    imported = {name.strip() for s in sources for line in re.findall(r"from td3_lib\.course\.checks import ([^\n]+)", s)
+                for name in line.split(",")}
+    assert imported == {f"check_{name}" for name in exercises}, imported
+    for name, stub in exercises.items():
+        assert any(s.lstrip().startswith(f"def {name}(") and stub in s for s in sources), f"{name}: its stub"
+        assert f"print(check_{name}({name}))" in sources, f"check_{name}: not called alone in one line"
+
+
+def test_00_the_lesson_calls_its_checks_and_defines_none():
+    assert_calls_its_checks("00", {"discounted_return": "raise NotImplementedError", "scale_action": "return None",
+                                   "play_random_episode": "# YOUR CODE HERE"})
+
 
 # ------------------------------------------------------------------ lesson 01
+STEP = """
+    def critic_update(agent, batch, discount):
+        with torch.no_grad():
+            next_action = {actor}(batch.next_obs)
+            next_q = {critic}.q1(batch.next_obs, next_action)
+            y = batch.reward + {target}
+        loss = {loss}
+        {zero}
+        loss.backward()
+        {step}
+        return {ret}
+"""
+RIGHT = dict(actor="agent.actor_target", critic="agent.critic_target",
+             target="discount * (1 - batch.terminated) * next_q",
+             loss="F.mse_loss(agent.critic.q1(batch.obs, batch.action), y)",
+             zero="agent.critic_optimizer.zero_grad()", step="agent.critic_optimizer.step()", ret="loss")
+
+
+def critic_step(**change) -> str:
+    return textwrap.dedent(STEP).format(**{**RIGHT, **change})
+
+
+def test_01_critic_update():
+    assert_verdicts(checks.check_critic_update, "critic_update", [
+        critic_step(),
+        critic_step(ret="loss.item()", zero="agent.critic_optimizer.zero_grad(set_to_none=True)"),
+        critic_step(loss="((agent.critic(batch.obs, batch.action)[0] - y) ** 2).mean()"),
+        """
+        def critic_update(agent, batch, discount):
+            next_q, _ = agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs))
+            y = bellman_target(batch.reward, 1.0 - batch.terminated, next_q, discount).detach()
+            current_q, _ = agent.critic(batch.obs, batch.action)
+            loss = F.mse_loss(current_q, y)
+            agent.critic_optimizer.zero_grad()
+            loss.backward()
+            agent.critic_optimizer.step()
+            agent.critic_optimizer.zero_grad()
+            return loss
+        """,
+    ], {
+        "the stub": "def critic_update(agent, batch, discount):\n    raise NotImplementedError",
+        "nothing done": "def critic_update(agent, batch, discount):\n    return None",
+        "done = terminated or truncated": critic_step(
+            target="discount * (1 - torch.maximum(batch.terminated, batch.truncated)) * next_q"),
+        "not_done forgotten": critic_step(target="discount * next_q"),
+        "the discount forgotten": critic_step(target="(1 - batch.terminated) * next_q"),
+        "the critic as target critic": critic_step(critic="agent.critic"),
+        "the actor as target actor": critic_step(actor="agent.actor"),
+        "a minus in the target": critic_step(target="- discount * (1 - batch.terminated) * next_q"),
+        "gradient ascent": critic_step(loss="-F.mse_loss(agent.critic.q1(batch.obs, batch.action), y)"),
+        "no optimiser step": critic_step(step="pass"),
+        "no zero_grad": critic_step(zero="pass"),
+        "no loss returned": critic_step(ret="None"),
+        "both critics trained": critic_step(loss="sum(F.mse_loss(q, y) for q in agent.critic(batch.obs, batch.action))"),
+        "no torch.no_grad()": """
+            def critic_update(agent, batch, discount):
+                next_q = agent.critic_target.q1(batch.next_obs, agent.actor_target(batch.next_obs))
+                y = batch.reward + discount * (1 - batch.terminated) * next_q
+                loss = F.mse_loss(agent.critic.q1(batch.obs, batch.action), y)
+                agent.critic_optimizer.zero_grad()
+                loss.backward()
+                agent.critic_optimizer.step()
+                return loss
+        """,
+        "the critic as target, with its gradient": """
+            def critic_update(agent, batch, discount):
+                y = batch.reward + discount * (1 - batch.terminated) * agent.critic.q1(batch.next_obs, agent.actor_target(batch.next_obs).detach())
+                loss = F.mse_loss(agent.critic.q1(batch.obs, batch.action), y)
+                agent.critic_optimizer.zero_grad()
+                loss.backward()
+                agent.critic_optimizer.step()
+                return loss
+        """,
+        "td3_lib's own step called": """
+            def critic_update(agent, batch, discount):
+                batch = Batch(batch.obs, batch.action, batch.reward, batch.next_obs, 1 - batch.terminated)
+                return agent.critic_step(batch)[0]
+        """,
+        "the targets soft-updated too": critic_step(step="agent.critic_optimizer.step(); agent.update_targets()"),
+    }, {"the stub": "still the stub", "nothing done": "did not move", "done = terminated or truncated": "truncated",
+        "not_done forgotten": "not_done", "the discount forgotten": "discount", "the critic as target critic": "critic_target",
+        "the actor as target actor": "actor_target", "a minus in the target": "subtracts", "gradient ascent": "minus sign",
+        "no optimiser step": "step()", "no zero_grad": "zero_grad", "no loss returned": "return the loss",
+        "no torch.no_grad()": "no_grad", "the critic as target, with its gradient": "critic_target",
+        "td3_lib's own step called": "yourself", "the targets soft-updated too": "only agent.critic"})
+
+
+def test_01_the_check_compares_with_td3_libs_own_step():
+    """The reference is TD3.critic_step on the same minibatch; the check's case has targets apart from the
+    networks (else the target-network slips could not show) and a minibatch with both flags in it."""
+    assert "critic_step(" in inspect.getsource(checks.critic_verdict)
+    agent, batch = checks.critic_case(0)
+    assert not all(torch.equal(p, q) for p, q in zip(agent.critic.parameters(), agent.critic_target.parameters()))
+    only_truncated = (batch.truncated == 1) & (batch.terminated == 0)
+    assert only_truncated.any() and (batch.terminated == 1).any()
+
+
+def test_01_the_lesson_calls_its_check_and_defines_none():
+    assert_calls_its_checks("01", {"critic_update": "raise NotImplementedError"})
+
 
 # ------------------------------------------------------------------ lesson 02
 

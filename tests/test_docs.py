@@ -191,3 +191,37 @@ def test_module_map_names_every_module_and_no_other():
         modules.add(package if package and path.name in ("__init__.py", "__main__.py") else relative)
     assert not modules - named, f"docs/architecture.md does not name {sorted(modules - named)}"
     assert not named - modules, f"docs/architecture.md names modules that do not exist: {sorted(named - modules)}"
+
+
+PRIMER = ("interaction loop", "return", "discount", "policy", "value", "Q-function", "exploration", "replay buffer",
+          "off-policy")
+"""The words lesson 00's primer defines in bold, each linked from its glossary entry to the section that defines it."""
+
+
+def jupyter_sections(notebook: Path) -> dict[str, str]:
+    """The markdown of a lesson under each heading, keyed by the heading's anchor as Jupyter writes it
+    (the heading's text with its spaces as hyphens)."""
+    import json
+
+    sections, anchor = {}, None
+    for cell in json.loads(notebook.read_text())["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        for line in "".join(cell["source"]).splitlines():
+            heading = re.match(r"#+\s+(.*)", line)
+            if heading:
+                anchor = heading.group(1).strip().replace(" ", "-")
+            sections[anchor] = sections.get(anchor, "") + line + "\n"
+    return sections
+
+
+def test_the_glossary_links_each_primer_word_to_its_definition_in_lesson_00():
+    sections = jupyter_sections(ROOT / "notebooks" / "00_setup_and_environments.ipynb")
+    entries = (ROOT / "notebooks" / "GLOSSARY.md").read_text().split("\n\n")
+    for word in PRIMER:
+        entry = next((e for e in entries if re.match(rf"\*\*{re.escape(word)}[ .,(]", e, re.I)), None)
+        assert entry, f"GLOSSARY.md has no entry for {word!r}"
+        anchors = re.findall(r"\]\(00_setup_and_environments\.ipynb#([^)]+)\)", entry)
+        assert anchors, f"the glossary's {word!r} does not link to lesson 00"
+        assert anchors[0] in sections, f"lesson 00 has no heading with the anchor #{anchors[0]}"
+        assert f"**{word}**".lower() in sections[anchors[0]].lower(), f"lesson 00's #{anchors[0]} does not define **{word}**"
