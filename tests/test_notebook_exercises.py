@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from td3_lib.course.loss_check import check_critic_loss
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
@@ -194,51 +193,5 @@ def test_07_permutation_p():
                 splits = list(itertools.combinations(range(len(pooled)), n))
                 hits = [abs(pooled[list(i)].mean() - np.delete(pooled, list(i)).mean()) >= observed - 1e-9 for i in splits]
                 return (sum(hits) - 1) / (len(splits) - 1)
-        """,
-    })
-
-
-# ------------------------------------------------------------------ 08
-def test_08_critic_loss():
-    library_verdicts("08", check_critic_loss, "critic_loss", """
-        def critic_loss(agent, batch, target_q):
-            current_q1, current_q2 = agent.critic(batch.obs, batch.action)
-            return F.mse_loss(current_q1, target_q) + F.mse_loss(current_q2, target_q)
-    """, {
-        "as given: both bugs": """
-            def critic_loss(agent, batch, target_q):
-                y = target_q.view(-1)
-                current_q1, current_q2 = agent.critic(batch.obs, batch.action)
-                return ((current_q1 - y) ** 2).mean() + ((current_q1 - y) ** 2).mean()
-        """,
-        "the shape fixed, Q1 still twice": """
-            def critic_loss(agent, batch, target_q):
-                current_q1, current_q2 = agent.critic(batch.obs, batch.action)
-                return ((current_q1 - target_q) ** 2).mean() + ((current_q1 - target_q) ** 2).mean()
-        """,
-        "Q2 fixed, the shape still broadcast": """
-            def critic_loss(agent, batch, target_q):
-                y = target_q.view(-1)
-                current_q1, current_q2 = agent.critic(batch.obs, batch.action)
-                return ((current_q1 - y) ** 2).mean() + ((current_q2 - y) ** 2).mean()
-        """,
-        "TD3's own loss called": """
-            def critic_loss(agent, batch, target_q):
-                return agent.critic_loss(batch.obs, batch.action, target_q)[0]
-        """,
-        "TD3's own loss called through the class": """
-            def critic_loss(agent, batch, target_q):
-                own = type(agent).critic_loss
-                return own(agent, batch.obs, batch.action, target_q)[0]
-        """,
-        "the target critic as current": """
-            def critic_loss(agent, batch, target_q):
-                current_q1, current_q2 = agent.critic_target(batch.obs, batch.action)
-                return F.mse_loss(current_q1, target_q) + F.mse_loss(current_q2, target_q)
-        """,
-        "sums instead of means": """
-            def critic_loss(agent, batch, target_q):
-                current_q1, current_q2 = agent.critic(batch.obs, batch.action)
-                return ((current_q1 - target_q) ** 2).sum() + ((current_q2 - target_q) ** 2).sum()
         """,
     })

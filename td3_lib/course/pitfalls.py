@@ -1,7 +1,7 @@
 """Quiet bugs of TD3 and DDPG code, each as the smallest change to a correct TD3 (lesson 08).
 
 A pitfall that changes the agent is a subclass of ``TD3`` that overrides the one method the
-bug lives in, and nothing else (pitfall 2 also thaws its target critic, as plain copies are, where
+bug lives in, and nothing else (pitfall 5 also thaws its target critic, as plain copies are, where
 the bug is silent); a pitfall on the environment's side is a gymnasium wrapper.
 ``PITFALLS`` is the one table of them. Train one as any other agent::
 
@@ -9,7 +9,7 @@ the bug is silent); a pitfall on the environment's side is a gymnasium wrapper.
     result = train(pitfall.make_env(), config, agent=pitfall.agent, seed=0)
 
 Each pitfall is also a registered variant of its name (``td3_lib.sweep``), so an experiment
-sweeps it over seeds like any other. td3_lib itself stays correct: nothing here changes ``TD3`` or ``train``. Pitfall 5 of the
+sweeps it over seeds like any other. td3_lib itself stays correct: nothing here changes ``TD3`` or ``train``. Pitfall 4 of the
 lesson (``if seed:``, which skips seed 0) lives in a training script's seeding, not in the
 agent or the environment, so it has no entry here; ``train`` seeds every seed, 0 included.
 """
@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from ..agent import TD3
 from ..envs import make_env
 from ..sweep.variants import VARIANTS, Variant, register
-from .tasks import TwoKnobs  # pitfall 6's task (lesson 08 imports it from here too)
+from .tasks import TwoKnobs  # pitfall 2's task (lesson 08 imports it from here too)
 
 
 class UniformDraws:
@@ -48,8 +48,26 @@ class UniformNoiseTD3(TD3):
         return super().act(obs, noise, rng)
 
 
+class OneBoundTD3(TD3):
+    """Pitfall 2: every action dimension scaled by ``high[0]``, as ``max_action = high[0]`` does."""
+
+    def __init__(self, obs_dim, action_low, action_high, config=None, device="cpu"):
+        super().__init__(obs_dim, action_low, action_high, config, device)
+        for actor in (self.actor, self.actor_target):  # the bug: mu(s) = high[0] * tanh(f(s))
+            actor.action_center.zero_()
+            actor.action_half_range.fill_(float(self.action_high[0]))
+
+
+class TimeLimitAsTerminal(gym.Wrapper):
+    """Pitfall 3: a time limit reported as a terminal state, so the replay buffer stores it as one."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated or truncated, truncated, info  # the bug
+
+
 class TargetCriticAsCurrentTD3(TD3):
-    """Pitfall 2: the current Q taken from the target critic, so the critic is never trained.
+    """Pitfall 5: the current Q taken from the target critic, so the critic is never trained.
 
     The bug is silent where the target networks are plain copies whose weights still require
     gradients (``copy.deepcopy`` leaves them so, as in the authors' code): ``backward()`` then
@@ -71,30 +89,12 @@ class TargetCriticAsCurrentTD3(TD3):
 
 
 class Q1LossTwiceTD3(TD3):
-    """Pitfall 3: Q1's loss counted twice, so Q2 is never trained (a copy-paste slip)."""
+    """Pitfall 6: Q1's loss counted twice, so Q2 is never trained (a copy-paste slip)."""
 
     def critic_loss(self, obs, action, target_q):
         current_q1, current_q2 = self.critic(obs, action)
         critic_loss = F.mse_loss(current_q1, target_q) + F.mse_loss(current_q1, target_q)  # the bug: q2
         return critic_loss, current_q1
-
-
-class TimeLimitAsTerminal(gym.Wrapper):
-    """Pitfall 4: a time limit reported as a terminal state, so the replay buffer stores it as one."""
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        return obs, reward, terminated or truncated, truncated, info  # the bug
-
-
-class OneBoundTD3(TD3):
-    """Pitfall 6: every action dimension scaled by ``high[0]``, as ``max_action = high[0]`` does."""
-
-    def __init__(self, obs_dim, action_low, action_high, config=None, device="cpu"):
-        super().__init__(obs_dim, action_low, action_high, config, device)
-        for actor in (self.actor, self.actor_target):  # the bug: mu(s) = high[0] * tanh(f(s))
-            actor.action_center.zero_()
-            actor.action_half_range.fill_(float(self.action_high[0]))
 
 
 class SqueezedTargetTD3(TD3):
@@ -140,18 +140,18 @@ PITFALLS: dict[str, Pitfall] = {p.name: p for p in (
     Pitfall(1, "uniform noise (rand)",
             "action = actor(state) + np.random.rand(action_dim) * expl_noise * max_action",
             agent=UniformNoiseTD3),
-    Pitfall(2, "target critic as current",
-            "current_Q1, current_Q2 = critic_target(state, action)",
-            agent=TargetCriticAsCurrentTD3),
-    Pitfall(3, "Q1 loss twice",
-            "critic_loss = mse(current_Q1, target_Q) + mse(current_Q1, target_Q)",
-            agent=Q1LossTwiceTD3),
-    Pitfall(4, "time limit as terminal",
-            "replay_buffer.add(state, action, reward, next_state, terminated or truncated)",
-            wrapper=TimeLimitAsTerminal),
-    Pitfall(6, "one bound (high[0])",
+    Pitfall(2, "one bound (high[0])",
             "max_action = float(env.action_space.high[0])",
             agent=OneBoundTD3, env=TwoKnobs),
+    Pitfall(3, "time limit as terminal",
+            "replay_buffer.add(state, action, reward, next_state, terminated or truncated)",
+            wrapper=TimeLimitAsTerminal),
+    Pitfall(5, "target critic as current",
+            "current_Q1, current_Q2 = critic_target(state, action)",
+            agent=TargetCriticAsCurrentTD3),
+    Pitfall(6, "Q1 loss twice",
+            "critic_loss = mse(current_Q1, target_Q) + mse(current_Q1, target_Q)",
+            agent=Q1LossTwiceTD3),
     Pitfall(7, "loss (N, 1) against (N,)",
             "critic_loss = mse(current_Q1, target_Q.squeeze())",
             agent=SqueezedTargetTD3),
