@@ -104,30 +104,36 @@ def test_lottery_band_pays_its_hill_exactly_outside_the_band_and_noise_of_mean_z
     assert env.step(np.array([0.0], np.float32))[1] == 1.0  # at x = +1 the band is quiet
 
 
-def test_lottery_band_probe_is_the_targets_error_computed_by_hand():
+def test_lottery_band_probe_reads_the_target_both_ways_on_a_fixed_grid_as_computed_by_hand():
+    """Both ways on both kinds of agent: the states are the 5 positions x 41 dials, whatever the actor
+    chooses; one action is the target actor's; the average is over the smoothing noise's 64 seeded draws."""
     torch.manual_seed(0)
     for smoothing in (False, True):
         agent = TD3(3, [-1.0], [1.0], TD3Config(hidden_sizes=(16, 16), target_policy_smoothing=smoothing))
         probe = LotteryBandProbe(draws=64)
         row = probe(agent)
+        eps = (torch.randn(64, generator=torch.Generator().manual_seed(0)) * 0.2).clamp(-0.5, 0.5)
+        point, averaged = np.zeros((5, 41)), np.zeros((5, 41))
+        with torch.no_grad():
+            for i, x in enumerate((-1.0, -0.5, 0.0, 0.5, 1.0)):
+                for j, c in enumerate(np.linspace(-1, 1, 41)):
+                    s = torch.tensor([[1.0, x, c]], dtype=torch.float32)
+                    a = agent.actor_target(s)[0, 0]
+                    for way, actions, out in (("point", a[None], point), ("averaged", (a + eps).clamp(-1, 1), averaged)):
+                        q1, q2 = agent.critic_target(s.repeat(len(actions), 1), actions[:, None])
+                        truth = LotteryBand.expected_reward(x, actions.numpy()).mean()
+                        out[i, j] = torch.minimum(q1, q2).mean().item() - truth
+        for way, error in (("point", point), ("averaged", averaged)):
+            assert row[f"{way}_bias"] == pytest.approx(error.mean(), abs=1e-6)
+            assert row[f"{way}_error_spread"] == pytest.approx(error.std(axis=1).mean(), abs=1e-6)
+        assert row["point_error_spread"] != pytest.approx(row["averaged_error_spread"])
         x = float(agent.act(np.zeros(3, np.float32))[0])
         s2 = torch.tensor([[1.0, x, c] for c in np.linspace(-1, 1, 41)], dtype=torch.float32)
-        errors = []
-        with torch.no_grad():
-            for s in s2:
-                a = agent.actor_target(s[None])[0, 0]
-                eps = (torch.randn(64, generator=torch.Generator().manual_seed(0)) * 0.2).clamp(-0.5, 0.5)
-                actions = (a + eps).clamp(-1, 1) if smoothing else a[None]
-                q1, q2 = agent.critic_target(s[None].repeat(len(actions), 1), actions[:, None])
-                truth = LotteryBand.expected_reward(x, actions.numpy()).mean()
-                errors.append(torch.minimum(q1, q2).mean().item() - truth)
-        assert row["position"] == x
-        assert row["target_bias"] == pytest.approx(np.mean(errors), abs=1e-6)
-        assert row["target_error_spread"] == pytest.approx(np.std(errors), abs=1e-6)
         with torch.no_grad():
             actor = agent.actor(s2)[:, 0].numpy()
+        assert row["position"] == x
         assert row["true_return"] == pytest.approx(LotteryBand.expected_reward(x, actor).mean())
-        assert row["target_spread"] >= 0 and row == probe(agent)  # the same agent, the same numbers
+        assert row == probe(agent)  # the same agent, the same numbers
 
 
 def test_pitfall_2_leaves_the_critic_untrained_while_backward_fills_the_target_critics_gradients():
