@@ -35,6 +35,8 @@ them in an experiment's ``Sweep`` under ``experiments/``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -113,6 +115,66 @@ class NarrowPeakProbe:
             returns.append(env.step(agent.act(obs, noise=self.noise, rng=rng))[1])
         return {"position": float(agent.act(np.zeros(2, np.float32))[0]),
                 "perturbed_return": float(np.mean(returns))}
+
+
+def nudged_episodes(agent: TD3, nudges: np.ndarray) -> list[dict]:
+    """One NarrowPeak episode per row of ``nudges`` (shape (episodes, 2)): the agent's noise-free action at
+    each step plus that row's nudge, clipped to [-1, 1]. Each: the position x, the second action the agent
+    meant and the one it took, and the reward."""
+    env, out = NarrowPeak(), []
+    for nudge in nudges:
+        obs, _ = env.reset()
+        obs, _, _, _, _ = env.step(np.clip(agent.act(obs) + nudge[0], -1.0, 1.0))
+        meant = float(agent.act(obs)[0])
+        taken = float(np.clip(meant + nudge[1], -1.0, 1.0))
+        reward = env.step(np.array([taken], np.float32))[1]
+        out.append({"x": float(obs[1]), "meant": meant, "taken": taken, "reward": reward})
+    return out
+
+
+def narrow_peak_frame(runs: dict, episode: int, taken: bool, size=(10.0, 3.6), dpi: int = 80) -> np.ndarray:
+    """One frame of the clip: a panel per agent (``runs``: label -> ``nudged_episodes``) with the reward
+    r(x, a) at the position x it chose in ``episode``, the action it meant (dotted) and, once ``taken``,
+    the action it took and its reward (a dot), and its mean return so far. Drawn on a Figure of its own
+    (no pyplot), as an RGB array."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, dpi=dpi)
+    FigureCanvasAgg(fig)
+    a = np.linspace(-1.0, 1.0, 801)
+    for ax, (label, episodes) in zip(fig.subplots(1, len(runs), sharey=True), runs.items()):
+        now = episodes[episode]
+        done = episodes[:episode + taken]
+        ax.plot(a, NarrowPeak.reward(now["x"], a), color="0.3", lw=1.5)
+        ax.axvline(now["meant"], color="C0", ls=":", lw=1.5)
+        if taken:
+            ax.plot([now["taken"]], [now["reward"]], "o", color="C3", ms=9)
+        mean = f"{np.mean([e['reward'] for e in done]):.2f}" if done else "-"
+        ax.set(xlim=(-1, 1), ylim=(0, 1.5), xlabel="second action a", title=f"{label}\nposition x = {now['x']:+.2f}, "
+               f"episode {episode + 1}: reward {now['reward'] if taken else 0:.2f} | mean so far {mean}")
+        ax.title.set_fontsize(10)
+    fig.axes[0].set_ylabel("reward r(x, a)")
+    fig.tight_layout()
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba())[..., :3].copy()
+
+
+def record_narrow_peak(agents: dict, out, episodes: int = 12, noise: float = 0.1, seed: int = 0, fps: int = 2) -> Path:
+    """Lesson 04's clip: ``agents`` (label -> agent) side by side on NarrowPeak for ``episodes`` episodes,
+    every action nudged by Gaussian noise of std ``noise`` (the same draws for every agent, from a generator
+    seeded ``seed``), two frames an episode (the position chosen, then the action taken and its reward).
+    Writes ``out``/narrow-peak.mp4 and returns its path."""
+    from gymnasium.utils.save_video import save_video
+
+    nudges = np.random.default_rng(seed).normal(0.0, noise, (episodes, 2))
+    runs = {label: nudged_episodes(agent, nudges) for label, agent in agents.items()}
+    frames = [narrow_peak_frame(runs, k, taken) for k in range(episodes) for taken in (False, True)]
+    save_video(frames, str(out), fps=fps, name_prefix="narrow-peak", episode_trigger=lambda i: True,
+               episode_index=0)
+    for label, run in runs.items():
+        print(f"{label}: mean return {np.mean([e['reward'] for e in run]):.3f} over {episodes} nudged episodes")
+    return Path(out) / "narrow-peak-episode-0.mp4"
 
 
 # ------------------------------------------------------------------ lesson 04: the lottery band
