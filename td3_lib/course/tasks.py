@@ -48,6 +48,7 @@ from ..rollout import evaluation_episodes
 from ..targets import clipped_double_q, target_noise
 from ..sweep.variants import VARIANTS, Variant, register, register_probe
 from .analysis import critic_probe, critic_values, returns_to_go
+from .results import histories
 
 
 # ------------------------------------------------------------------ lesson 04: the narrow peak
@@ -287,6 +288,20 @@ class LotteryBandProbe:
         with torch.no_grad():
             actions = agent.actor(at_x)[:, 0].numpy()
         return {"position": x, "true_return": float(LotteryBand.expected_reward(x, actions).mean()), **row}
+
+
+PROBE_WAYS = ("point", "averaged")
+"""The two ways ``LotteryBandProbe`` reads the target: at one action, and averaged over the smoothing noise."""
+
+
+def lottery_band_2x2(rows: list[dict], after: int = LOTTERY_BAND_SETTINGS["start_timesteps"]) -> dict:
+    """The 2 x 2 of lesson 04 from the LotteryBand result's ``rows``, one number per seed: for each arm
+    (``TD3``, ``TD3-TPS``) and each way of probing (``PROBE_WAYS``), the spread over the dials of the
+    target's error (``{way}_error_spread``), averaged over the evaluations after the first ``after``
+    (random) steps. Returns {(variant, way): array over seeds, in seed order}."""
+    return {(variant, way): np.array([np.mean([row[f"{way}_error_spread"] for row in history if row["step"] > after])
+                                      for history in histories(rows, variant)])
+            for variant in ("TD3", "TD3-TPS") for way in PROBE_WAYS}
 
 
 def next_value(agent: TD3, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
