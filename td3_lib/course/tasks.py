@@ -134,47 +134,53 @@ def nudged_episodes(agent: TD3, nudges: np.ndarray) -> list[dict]:
 
 
 def narrow_peak_frame(runs: dict, episode: int, taken: bool, size=(10.0, 3.6), dpi: int = 80) -> np.ndarray:
-    """One frame of the clip: a panel per agent (``runs``: label -> ``nudged_episodes``) with the reward
-    r(x, a) at the position x it chose in ``episode``, the action it meant (dotted) and, once ``taken``,
-    the action it took and its reward (a dot), and its mean return so far. Drawn on a Figure of its own
-    (no pyplot), as an RGB array."""
+    """One frame of the clip: a panel per agent (``runs``: label -> (``nudged_episodes``, mean return over
+    many such episodes)) with the reward r(x, a) at the position x it chose in ``episode``, the action it
+    meant (dotted) and, once ``taken``, the action it took and its reward (a dot). Drawn on a Figure of its
+    own (no pyplot), as an RGB array."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=size, dpi=dpi)
     FigureCanvasAgg(fig)
     a = np.linspace(-1.0, 1.0, 801)
-    for ax, (label, episodes) in zip(fig.subplots(1, len(runs), sharey=True), runs.items()):
+    for ax, (label, (episodes, mean)) in zip(fig.subplots(1, len(runs), sharey=True), runs.items()):
         now = episodes[episode]
-        done = episodes[:episode + taken]
-        ax.plot(a, NarrowPeak.reward(now["x"], a), color="0.3", lw=1.5)
-        ax.axvline(now["meant"], color="C0", ls=":", lw=1.5)
-        if taken:
-            ax.plot([now["taken"]], [now["reward"]], "o", color="C3", ms=9)
-        mean = f"{np.mean([e['reward'] for e in done]):.2f}" if done else "-"
-        ax.set(xlim=(-1, 1), ylim=(0, 1.5), xlabel="second action a", title=f"{label}\nposition x = {now['x']:+.2f}, "
-               f"episode {episode + 1}: reward {now['reward'] if taken else 0:.2f} | mean so far {mean}")
+        ax.plot(a, NarrowPeak.reward(now["x"], a), color="0.3", lw=1.5, label="reward at this position")
+        ax.axvline(now["meant"], color="C0", ls=":", lw=1.5, label="the action meant")
+        ax.plot([now["taken"]] * taken, [now["reward"]] * taken, "o", color="C3", ms=9, label="the action taken")
+        reward = f"{now['reward']:.2f}" if taken else "..."
+        ax.set(xlim=(-1, 1), ylim=(0, 1.5), xlabel="second action a",
+               title=f"{label}: mean return {mean:.2f} when nudged\nepisode {episode + 1}: position x = "
+                     f"{now['x']:+.2f}, reward {reward}")
         ax.title.set_fontsize(10)
     fig.axes[0].set_ylabel("reward r(x, a)")
+    fig.axes[0].legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     fig.canvas.draw()
     return np.asarray(fig.canvas.buffer_rgba())[..., :3].copy()
 
 
-def record_narrow_peak(agents: dict, out, episodes: int = 12, noise: float = 0.1, seed: int = 0, fps: int = 2) -> Path:
+def record_narrow_peak(agents: dict, out, episodes: int = 20, noise: float = 0.1, seed: int = 0, fps: int = 3,
+                       score_episodes: int = 1_000) -> Path:
     """Lesson 04's clip: ``agents`` (label -> agent) side by side on NarrowPeak for ``episodes`` episodes,
     every action nudged by Gaussian noise of std ``noise`` (the same draws for every agent, from a generator
     seeded ``seed``), two frames an episode (the position chosen, then the action taken and its reward).
-    Writes ``out``/narrow-peak.mp4 and returns its path."""
+    Each panel's title gives the agent's mean return over ``score_episodes`` more episodes nudged alike,
+    which the clip's few episodes only sample. Writes ``out``/narrow-peak-episode-0.mp4, prints both means
+    and returns its path."""
     from gymnasium.utils.save_video import save_video
 
-    nudges = np.random.default_rng(seed).normal(0.0, noise, (episodes, 2))
-    runs = {label: nudged_episodes(agent, nudges) for label, agent in agents.items()}
+    nudges = np.random.default_rng(seed).normal(0.0, noise, (episodes + score_episodes, 2))
+    runs = {}
+    for label, agent in agents.items():
+        run = nudged_episodes(agent, nudges)
+        runs[label] = (run[:episodes], float(np.mean([e["reward"] for e in run[episodes:]])))
+        print(f"{label}: mean return {np.mean([e['reward'] for e in run[:episodes]]):.3f} over the clip's "
+              f"{episodes} episodes, {runs[label][1]:.3f} over {score_episodes:,} more")
     frames = [narrow_peak_frame(runs, k, taken) for k in range(episodes) for taken in (False, True)]
     save_video(frames, str(out), fps=fps, name_prefix="narrow-peak", episode_trigger=lambda i: True,
                episode_index=0)
-    for label, run in runs.items():
-        print(f"{label}: mean return {np.mean([e['reward'] for e in run]):.3f} over {episodes} nudged episodes")
     return Path(out) / "narrow-peak-episode-0.mp4"
 
 
