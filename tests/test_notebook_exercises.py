@@ -98,20 +98,6 @@ def test_03_clipped_target():
     })
 
 
-# ------------------------------------------------------------------ 04
-def test_04_clip_probability():
-    verdicts("04", "check_clip_probability", "clip_probability", """
-        def clip_probability(policy_noise, noise_clip):
-            return math.erfc(noise_clip / policy_noise / math.sqrt(2))
-    """, {
-        "the stub": "def clip_probability(policy_noise, noise_clip):\n    return None",
-        "one side only": "def clip_probability(policy_noise, noise_clip):\n    return 0.5 * math.erfc(noise_clip / policy_noise / math.sqrt(2))",
-        "no square root of 2": "def clip_probability(policy_noise, noise_clip):\n    return math.erfc(noise_clip / policy_noise)",
-        "the ratio upside down": "def clip_probability(policy_noise, noise_clip):\n    return math.erfc(policy_noise / noise_clip / math.sqrt(2))",
-        "the paper's value for every setting": "def clip_probability(policy_noise, noise_clip):\n    return 0.0124",
-    })
-
-
 # ------------------------------------------------------------------ 05
 def test_05_updates_to_close():
     verdicts("05", "check_updates_to_close", "updates_to_close", """

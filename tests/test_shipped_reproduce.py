@@ -21,7 +21,8 @@ Figure 3 on Hopper-v5 (target_networks_hopper_v5.csv) was made on both CPUs, and
 run each made: a run that the CPU running the tests made is trained again to 30,000 steps, past its first
 5,000 updates, and gives its rows exactly; a critic learning rate changed by 3 parts in 10^5 fails it.
 The Hopper-v5 run made before td3_lib recorded provenance (hopper_v5_variants.csv's TD3 seed 0) is
-checked the same way on the CPU that made that file's other runs."""
+checked the same way on the CPU that made that file's other runs. So is lesson 04's LotteryBand 2 x 2
+(smoothing_lottery_band.csv): seed 0 of each arm, its probe read both ways, on the CPU that made it."""
 
 import dataclasses
 import math
@@ -164,3 +165,29 @@ def comparable(row: dict) -> dict:
     """A row as two equal runs give it: without ``wall_s``, and NaN (no critic loss before the first
     update) as None, which equals itself."""
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items() if k != "wall_s"}
+
+
+LOTTERY_RESULT = "smoothing_lottery_band.csv"
+LOTTERY_COLUMNS = ("eval_mean", "position", "true_return", "point_error_spread", "averaged_error_spread",
+                   "point_bias", "averaged_bias")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["TD3", "TD3-TPS"])
+def test_the_lottery_band_2x2_is_trained_and_probed_again_exactly_both_ways(variant, tmp_path):
+    """Lesson 04's 2 x 2: seed 0 of each arm, trained again by the sweep's own ``train_variant`` to 2,000 steps
+    (1,000 random steps, 1,000 updates, 8 evaluations), gives the shipped rows, both readings of the probe
+    included, on the CPU that made them."""
+    made = shipped.entry(LOTTERY_RESULT)["machine"]
+    if not made_on_this_cpu(made):
+        pytest.skip(f"{LOTTERY_RESULT} was made on {made['cpu']!r}: exact only on the CPU that made it")
+    sweep = experiment_script("smoothing").LOTTERY_BAND
+    config = variant_config("LotteryBand-v0", variant, sweep.overrides, steps=2_000)
+    train_variant("LotteryBand-v0", get_variant(variant), 0, config, tmp_path, "cpu",
+                  probes=tuple(map(get_probe, sweep.probes)))
+    history = read_history(tmp_path / HISTORY_NAME)
+    rows = [r for r in shipped.histories(shipped.load(LOTTERY_RESULT), variant)[0] if r["step"] <= 2_000]
+    assert [r["step"] for r in rows] == [h["step"] for h in history] == list(range(250, 2_001, 250))
+    for row, h in zip(rows, history):
+        for column in LOTTERY_COLUMNS:
+            assert row[column] == pytest.approx(round(h[column], 4), abs=1e-4), (row["step"], column)

@@ -1,6 +1,8 @@
 """The lessons' tasks, registered: NarrowPeak's reward against its formula, the registered id trains as the
 class does, the pitfalls as variants, and the names lesson 08 imports."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -9,7 +11,10 @@ import td3_lib.course.pitfalls as pitfalls
 from td3_lib import TD3Config, make_env, train
 from td3_lib.agent import TD3
 from td3_lib.buffer import Batch
-from td3_lib.course.tasks import LotteryBand, LotteryBandProbe, NarrowPeak, NarrowPeakProbe, TwoKnobs
+from td3_lib.course import results as shipped
+from td3_lib.course.tasks import (LotteryBand, LotteryBandProbe, NarrowPeak, NarrowPeakProbe, TwoKnobs,
+                                  lottery_band_2x2, nudged_episodes)
+from td3_lib.stats import bootstrap_difference_ci, paired_permutation_p_value, permutation_p_value
 from td3_lib.sweep import REGISTRY, VARIANTS, get_probe, get_variant
 
 TINY = TD3Config(hidden_sizes=(32, 32), start_timesteps=200, total_steps=600, eval_freq=200, eval_episodes=1,
@@ -104,30 +109,82 @@ def test_lottery_band_pays_its_hill_exactly_outside_the_band_and_noise_of_mean_z
     assert env.step(np.array([0.0], np.float32))[1] == 1.0  # at x = +1 the band is quiet
 
 
-def test_lottery_band_probe_is_the_targets_error_computed_by_hand():
+def test_lottery_band_probe_reads_the_target_both_ways_on_a_fixed_grid_as_computed_by_hand():
+    """Both ways on both kinds of agent: the states are the 5 positions x 41 dials, whatever the actor
+    chooses; one action is the target actor's; the average is over the smoothing noise's 64 seeded draws."""
     torch.manual_seed(0)
     for smoothing in (False, True):
         agent = TD3(3, [-1.0], [1.0], TD3Config(hidden_sizes=(16, 16), target_policy_smoothing=smoothing))
         probe = LotteryBandProbe(draws=64)
         row = probe(agent)
+        eps = (torch.randn(64, generator=torch.Generator().manual_seed(0)) * 0.2).clamp(-0.5, 0.5)
+        point, averaged = np.zeros((5, 41)), np.zeros((5, 41))
+        with torch.no_grad():
+            for i, x in enumerate((-1.0, -0.5, 0.0, 0.5, 1.0)):
+                for j, c in enumerate(np.linspace(-1, 1, 41)):
+                    s = torch.tensor([[1.0, x, c]], dtype=torch.float32)
+                    a = agent.actor_target(s)[0, 0]
+                    for way, actions, out in (("point", a[None], point), ("averaged", (a + eps).clamp(-1, 1), averaged)):
+                        q1, q2 = agent.critic_target(s.repeat(len(actions), 1), actions[:, None])
+                        truth = LotteryBand.expected_reward(x, actions.numpy()).mean()
+                        out[i, j] = torch.minimum(q1, q2).mean().item() - truth
+        for way, error in (("point", point), ("averaged", averaged)):
+            assert row[f"{way}_bias"] == pytest.approx(error.mean(), abs=1e-6)
+            assert row[f"{way}_error_spread"] == pytest.approx(error.std(axis=1).mean(), abs=1e-6)
+        assert row["point_error_spread"] != pytest.approx(row["averaged_error_spread"])
         x = float(agent.act(np.zeros(3, np.float32))[0])
         s2 = torch.tensor([[1.0, x, c] for c in np.linspace(-1, 1, 41)], dtype=torch.float32)
-        errors = []
-        with torch.no_grad():
-            for s in s2:
-                a = agent.actor_target(s[None])[0, 0]
-                eps = (torch.randn(64, generator=torch.Generator().manual_seed(0)) * 0.2).clamp(-0.5, 0.5)
-                actions = (a + eps).clamp(-1, 1) if smoothing else a[None]
-                q1, q2 = agent.critic_target(s[None].repeat(len(actions), 1), actions[:, None])
-                truth = LotteryBand.expected_reward(x, actions.numpy()).mean()
-                errors.append(torch.minimum(q1, q2).mean().item() - truth)
-        assert row["position"] == x
-        assert row["target_bias"] == pytest.approx(np.mean(errors), abs=1e-6)
-        assert row["target_error_spread"] == pytest.approx(np.std(errors), abs=1e-6)
         with torch.no_grad():
             actor = agent.actor(s2)[:, 0].numpy()
+        assert row["position"] == x
         assert row["true_return"] == pytest.approx(LotteryBand.expected_reward(x, actor).mean())
-        assert row["target_spread"] >= 0 and row == probe(agent)  # the same agent, the same numbers
+        assert row == probe(agent)  # the same agent, the same numbers
+
+
+def test_the_lottery_band_2x2_is_each_arms_spread_per_seed_after_the_random_steps():
+    rows = [{"variant": v, "seed": seed, "step": step, "point_error_spread": 10 * seed + step / 1000 + (v == "TD3"),
+             "averaged_error_spread": seed} for v in ("TD3", "TD3-TPS") for seed in (0, 1) for step in (1000, 2000, 3000)]
+    table = lottery_band_2x2(rows)
+    assert table[("TD3", "point")].tolist() == [3.5, 13.5] and table[("TD3-TPS", "point")].tolist() == [2.5, 12.5]
+    assert table[("TD3", "averaged")].tolist() == [0, 1] and set(table) == {(v, w) for v in ("TD3", "TD3-TPS")
+                                                                           for w in ("point", "averaged")}
+
+
+def test_the_shipped_lottery_band_2x2_gives_the_numbers_docs_results_quotes():
+    """docs/results.md quotes the 2 x 2 (each probe: both arms' spread, the count of seeds, the difference with
+    its interval and p, the paired p; each arm: averaged minus point) from the shipped file."""
+    page = " ".join((Path(__file__).resolve().parent.parent / "docs" / "results.md").read_text().split())
+    minus = lambda text: text.replace("-", "−")  # the page prints a minus sign
+    table = lottery_band_2x2(shipped.load("smoothing_lottery_band.csv"))
+
+    def quoted(a, b):
+        low, high = bootstrap_difference_ci(a, b)
+        return (f"{minus(f'{a.mean() - b.mean():+.3f}')}, interval [{minus(f'{low:+.3f}')}, {minus(f'{high:+.3f}')}], "
+                f"p = {permutation_p_value(a, b):.3f}")
+
+    for way in ("point", "averaged"):
+        a, b = table[("TD3", way)], table[("TD3-TPS", way)]
+        assert f"{a.mean():.3f} ± {a.std(ddof=1):.3f}" in page and f"{b.mean():.3f} ± {b.std(ddof=1):.3f}" in page
+        assert f"on {np.sum(a < b)} of 10 seeds" in page and quoted(a, b) in page, way
+        assert f"paired p = {paired_permutation_p_value(a, b):.3f}" in page, way
+    for variant in ("TD3", "TD3-TPS"):
+        averaged, point = table[(variant, "averaged")], table[(variant, "point")]
+        assert quoted(averaged, point) in page, variant
+        assert f"on {np.sum(averaged < point)} of 10 seeds in each arm" in page
+        assert f"paired p = {paired_permutation_p_value(averaged, point):.3f} in each" in page
+
+
+def test_nudged_narrow_peak_episodes_add_the_nudge_to_each_noise_free_action_and_pay_the_reward():
+    class Constant:
+        def act(self, obs, noise=0.0):
+            return np.array([-1.0 if obs[0] == 0 else 0.0], np.float32)
+
+    nudges = np.array([[0.0, 0.0], [0.5, 0.02], [-0.3, 2.0]])
+    episodes = nudged_episodes(Constant(), nudges)
+    assert [e["x"] for e in episodes] == [-1.0, -0.5, -1.0] and [e["meant"] for e in episodes] == [0.0] * 3
+    assert [e["taken"] for e in episodes] == pytest.approx([0.0, 0.02, 1.0])
+    assert [e["reward"] for e in episodes] == pytest.approx([1.4, float(NarrowPeak.reward(-0.5, np.float32(0.02))),
+                                                            float(NarrowPeak.reward(-1.0, 1.0))])
 
 
 def test_pitfall_2_leaves_the_critic_untrained_while_backward_fills_the_target_critics_gradients():

@@ -19,8 +19,9 @@ Variants (``td3_lib.sweep.register``)
 Probes (``td3_lib.sweep.register_probe``; ``train(probes=...)``)
     ``critic``         ``course.analysis.critic_probe``: value estimate against the true return, roughness, peak height
     ``narrow peak``    ``NarrowPeakProbe``: the position chosen at NarrowPeak's first step, the perturbed return
-    ``lottery band``   ``LotteryBandProbe``: the target's error at LotteryBand's second step, its spread over
-                       states, the position chosen and the policy's true return
+    ``lottery band 2x2`` ``LotteryBandProbe``: the target's error at LotteryBand's second step on a fixed
+                       grid of states, read at one action and averaged over the smoothing noise; the
+                       position chosen and the policy's true return
     ``Pendulum-v1 value``, ``Pendulum-v1 true value``  lesson 05's Figure 3: the critic's value of 32 fixed
                        Pendulum states at each evaluation, the actor's true value there every 1,000 steps
     ``Hopper-v5 value``, ``Hopper-v5 true value``      the same on 32 Hopper-v5 start states, true value every 10,000
@@ -34,6 +35,8 @@ them in an experiment's ``Sweep`` under ``experiments/``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -42,9 +45,10 @@ from ..agent import TD3
 from ..envs import opened_env
 from ..pretrained import load_pretrained
 from ..rollout import evaluation_episodes
-from ..targets import clipped_double_q, smooth_target_action, target_noise
+from ..targets import clipped_double_q, target_noise
 from ..sweep.variants import VARIANTS, Variant, register, register_probe
 from .analysis import critic_probe, critic_values, returns_to_go
+from .results import histories
 
 
 # ------------------------------------------------------------------ lesson 04: the narrow peak
@@ -114,6 +118,72 @@ class NarrowPeakProbe:
                 "perturbed_return": float(np.mean(returns))}
 
 
+def nudged_episodes(agent: TD3, nudges: np.ndarray) -> list[dict]:
+    """One NarrowPeak episode per row of ``nudges`` (shape (episodes, 2)): the agent's noise-free action at
+    each step plus that row's nudge, clipped to [-1, 1]. Each: the position x, the second action the agent
+    meant and the one it took, and the reward."""
+    env, out = NarrowPeak(), []
+    for nudge in nudges:
+        obs, _ = env.reset()
+        obs, _, _, _, _ = env.step(np.clip(agent.act(obs) + nudge[0], -1.0, 1.0))
+        meant = float(agent.act(obs)[0])
+        taken = float(np.clip(meant + nudge[1], -1.0, 1.0))
+        reward = env.step(np.array([taken], np.float32))[1]
+        out.append({"x": float(obs[1]), "meant": meant, "taken": taken, "reward": reward})
+    return out
+
+
+def narrow_peak_frame(runs: dict, episode: int, taken: bool, size=(10.0, 3.6), dpi: int = 80) -> np.ndarray:
+    """One frame of the clip: a panel per agent (``runs``: label -> (``nudged_episodes``, mean return over
+    many such episodes)) with the reward r(x, a) at the position x it chose in ``episode``, the action it
+    meant (dotted) and, once ``taken``, the action it took and its reward (a dot). Drawn on a Figure of its
+    own (no pyplot), as an RGB array."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, dpi=dpi)
+    FigureCanvasAgg(fig)
+    a = np.linspace(-1.0, 1.0, 801)
+    for ax, (label, (episodes, mean)) in zip(fig.subplots(1, len(runs), sharey=True), runs.items()):
+        now = episodes[episode]
+        ax.plot(a, NarrowPeak.reward(now["x"], a), color="0.3", lw=1.5, label="reward at this position")
+        ax.axvline(now["meant"], color="C0", ls=":", lw=1.5, label="the action meant")
+        ax.plot([now["taken"]] * taken, [now["reward"]] * taken, "o", color="C3", ms=9, label="the action taken")
+        reward = f"{now['reward']:.2f}" if taken else "..."
+        ax.set(xlim=(-1, 1), ylim=(0, 1.5), xlabel="second action a",
+               title=f"{label}: mean return {mean:.2f} when nudged\nepisode {episode + 1}: position x = "
+                     f"{now['x']:+.2f}, reward {reward}")
+        ax.title.set_fontsize(10)
+    fig.axes[0].set_ylabel("reward r(x, a)")
+    fig.axes[0].legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba())[..., :3].copy()
+
+
+def record_narrow_peak(agents: dict, out, episodes: int = 20, noise: float = 0.1, seed: int = 0, fps: int = 3,
+                       score_episodes: int = 1_000) -> Path:
+    """Lesson 04's clip: ``agents`` (label -> agent) side by side on NarrowPeak for ``episodes`` episodes,
+    every action nudged by Gaussian noise of std ``noise`` (the same draws for every agent, from a generator
+    seeded ``seed``), two frames an episode (the position chosen, then the action taken and its reward).
+    Each panel's title gives the agent's mean return over ``score_episodes`` more episodes nudged alike,
+    which the clip's few episodes only sample. Writes ``out``/narrow-peak-episode-0.mp4, prints both means
+    and returns its path."""
+    from gymnasium.utils.save_video import save_video
+
+    nudges = np.random.default_rng(seed).normal(0.0, noise, (episodes + score_episodes, 2))
+    runs = {}
+    for label, agent in agents.items():
+        run = nudged_episodes(agent, nudges)
+        runs[label] = (run[:episodes], float(np.mean([e["reward"] for e in run[episodes:]])))
+        print(f"{label}: mean return {np.mean([e['reward'] for e in run[:episodes]]):.3f} over the clip's "
+              f"{episodes} episodes, {runs[label][1]:.3f} over {score_episodes:,} more")
+    frames = [narrow_peak_frame(runs, k, taken) for k in range(episodes) for taken in (False, True)]
+    save_video(frames, str(out), fps=fps, name_prefix="narrow-peak", episode_trigger=lambda i: True,
+               episode_index=0)
+    return Path(out) / "narrow-peak-episode-0.mp4"
+
+
 # ------------------------------------------------------------------ lesson 04: the lottery band
 class LotteryBand(gym.Env):
     """Two steps, one action in [-1, 1] each: a narrow band of actions that pays noise, not value.
@@ -166,58 +236,78 @@ LOTTERY_BAND_SETTINGS = dict(hidden_sizes=(64, 64), actor_lr=1e-3, critic_lr=1e-
 
 
 class LotteryBandProbe:
-    """Probe of the target at the second step, on 41 states: the actor's position x, dials c = -1 .. 1.
+    """Probe of the target at LotteryBand's second step, read two ways on states fixed in advance (lesson 04's 2 x 2).
 
-    The target's next value is min(Q1', Q2')(s2, a') with a' = mu'(s2), averaged over 256 fixed
-    draws of the agent's smoothing noise (``target_noise``) when it smooths; its error is that
-    value minus the true one (E[r] at the same actions, averaged the same way). Recorded:
-    ``target_bias`` (mean error), ``target_error_spread`` (its std over the 41 states, which all
-    have the same true value), ``target_spread`` (std of the next value over a batch of 328 such
-    states with one smoothing draw each, as in the agent's own update), ``position`` and
-    ``true_return`` (the noise-free policy's expected return, exactly)."""
+    The states: positions x = -1, -0.5, 0, 0.5, 1, each with the 41 dials c = -1 .. 1 (205 states, the same
+    for every agent and at every call, whatever position the actor chooses). At each state the target's next
+    value min(Q1', Q2')(s2, a) is read two ways, whether or not the agent smooths in training:
 
+    - ``point``: at one action, the target actor's a = mu'(s2), as TD3 - TPS's update reads it;
+    - ``averaged``: averaged over 256 fixed draws of the smoothing noise (``target_noise`` with the agent's
+      ``policy_noise`` and ``noise_clip``, from a generator seeded 0), a = clip(mu'(s2) + eps, low, high),
+      the target TD3's update estimates with one draw at a time.
+
+    Its error is that value minus the true one (E[r] at the same actions, averaged the same way). For each
+    way: ``{way}_error_spread``, the std over the 41 dials of the error (the states of one position share
+    one true value), averaged over the 5 positions, and ``{way}_bias``, the mean error over the 205 states.
+    Beside them ``position``, the x the actor chooses, and ``true_return``, its noise-free policy's expected
+    return, exactly (over the 41 dials at that x)."""
+
+    positions = np.linspace(-1.0, 1.0, 5)
     dials = np.linspace(-1.0, 1.0, 41)
 
     def __init__(self, draws: int = 256):
         self.draws = draws
 
     def smoothing_draws(self, agent: TD3) -> torch.Tensor:
-        """The fixed draws of the agent's own smoothing noise, the same at every call and every dial."""
+        """The fixed draws of the agent's own smoothing noise, the same at every call and every state."""
         cfg = agent.config
         return target_noise(self.draws, agent.low, agent.high, cfg.policy_noise, cfg.noise_clip,
                             torch.Generator().manual_seed(0))
 
+    def grid(self) -> tuple[np.ndarray, torch.Tensor]:
+        """The probe's positions, one per state, and its 205 second-step states (position by position)."""
+        x = np.repeat(self.positions, len(self.dials))
+        dials = np.tile(self.dials, len(self.positions))
+        return x, torch.tensor(np.stack([np.ones_like(x), x, dials], 1), dtype=torch.float32)
+
+    def errors(self, agent: TD3) -> dict[str, np.ndarray]:
+        """The target's error at every state of the grid, read at one action and averaged over the noise."""
+        x, s2 = self.grid()
+        with torch.no_grad():
+            a = agent.actor_target(s2)[:, 0]
+            noisy = (a[:, None] + self.smoothing_draws(agent)[None, :]).clamp(agent.low, agent.high)
+            averaged = next_value(agent, s2.repeat_interleave(self.draws, 0), noisy.reshape(-1, 1))
+            point = next_value(agent, s2, a[:, None])
+        truth = LotteryBand.expected_reward(x[:, None], noisy.numpy()).mean(1)
+        return {"point": point.numpy() - LotteryBand.expected_reward(x, a.numpy()),
+                "averaged": averaged.reshape(len(x), -1).mean(1).numpy() - truth}
+
     def __call__(self, agent: TD3, episodes=()) -> dict:
+        row = {}
+        for way, error in self.errors(agent).items():
+            row[f"{way}_error_spread"] = float(error.reshape(len(self.positions), -1).std(1).mean())
+            row[f"{way}_bias"] = float(error.mean())
         x = float(agent.act(np.zeros(3, np.float32))[0])
-        s2 = self.states(x, len(self.dials), repeat=1)
+        at_x = torch.tensor(np.stack([np.ones(len(self.dials)), np.full(len(self.dials), x), self.dials], 1),
+                            dtype=torch.float32)
         with torch.no_grad():
-            a_target, a_actor = agent.actor_target(s2)[:, 0], agent.actor(s2)[:, 0].numpy()
-            if agent.config.target_policy_smoothing:
-                noisy = (a_target[:, None] + self.smoothing_draws(agent)[None, :]).clamp(agent.low, agent.high)
-                q = next_value(agent, s2.repeat_interleave(self.draws, 0), noisy.reshape(-1, 1))
-                q, truth = q.reshape(len(self.dials), -1).mean(1), LotteryBand.expected_reward(x, noisy.numpy()).mean(1)
-            else:
-                q, truth = next_value(agent, s2, a_target[:, None]), LotteryBand.expected_reward(x, a_target.numpy())
-        error = q.numpy() - truth
-        return {"position": x, "true_return": float(LotteryBand.expected_reward(x, a_actor).mean()),
-                "target_bias": float(error.mean()), "target_error_spread": float(error.std()),
-                "target_spread": self.target_spread(agent, x)}
+            actions = agent.actor(at_x)[:, 0].numpy()
+        return {"position": x, "true_return": float(LotteryBand.expected_reward(x, actions).mean()), **row}
 
-    def states(self, x: float, n: int, repeat: int) -> torch.Tensor:
-        """``n`` second-step states at position ``x``, the dials each ``repeat`` times."""
-        dials = np.repeat(self.dials, repeat)
-        return torch.tensor(np.stack([np.ones(n), np.full(n, x), dials], 1), dtype=torch.float32)
 
-    def target_spread(self, agent: TD3, x: float, per_dial: int = 8) -> float:
-        """Std of the next value over a batch of states at ``x`` that share one true value, with one
-        smoothing draw per state (none without smoothing): noise in the critic's regression target."""
-        s2 = self.states(x, len(self.dials) * per_dial, repeat=per_dial)
-        with torch.no_grad():
-            a = agent.actor_target(s2)
-            if agent.config.target_policy_smoothing:
-                a = smooth_target_action(a, agent.low, agent.high, agent.config.policy_noise, agent.config.noise_clip,
-                                         torch.Generator().manual_seed(1))
-            return float(next_value(agent, s2, a).std())
+PROBE_WAYS = ("point", "averaged")
+"""The two ways ``LotteryBandProbe`` reads the target: at one action, and averaged over the smoothing noise."""
+
+
+def lottery_band_2x2(rows: list[dict], after: int = LOTTERY_BAND_SETTINGS["start_timesteps"]) -> dict:
+    """The 2 x 2 of lesson 04 from the LotteryBand result's ``rows``, one number per seed: for each arm
+    (``TD3``, ``TD3-TPS``) and each way of probing (``PROBE_WAYS``), the spread over the dials of the
+    target's error (``{way}_error_spread``), averaged over the evaluations after the first ``after``
+    (random) steps. Returns {(variant, way): array over seeds, in seed order}."""
+    return {(variant, way): np.array([np.mean([row[f"{way}_error_spread"] for row in history if row["step"] > after])
+                                      for history in histories(rows, variant)])
+            for variant in ("TD3", "TD3-TPS") for way in PROBE_WAYS}
 
 
 def next_value(agent: TD3, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
@@ -355,7 +445,7 @@ register(Variant("fixed Hopper-v5 policy", VARIANTS["TD3"], agent=FixedHopperPol
 
 register_probe("critic", critic_probe)
 register_probe("narrow peak", NarrowPeakProbe())
-register_probe("lottery band", LotteryBandProbe())
+register_probe("lottery band 2x2", LotteryBandProbe())
 _pendulum, _hopper = PendulumStates(), StartStates("Hopper-v5")
 register_probe("Pendulum-v1 value", StatesValue(_pendulum))
 register_probe("Pendulum-v1 true value", TrueValue(_pendulum, every=1_000))
