@@ -103,6 +103,9 @@ def add_sweep_parser(sub) -> None:
     s.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                    help="auto: a GPU share per run when the cluster has GPUs (default)")
     s.add_argument("--gpus-per-run", type=float, default=0.25, help="share of a GPU per run (default 0.25)")
+    s.add_argument("--batched", action="store_true",
+                   help="train the runs that fit one process as batches (one update for all of them): one batch "
+                        "per core on the CPU, one per GPU")
     s.add_argument("--last-k", type=positive_int, default=LAST_K,
                    help=f"final score = mean of each run's last K evaluations (default {LAST_K})")
     add_probe_option(s)
@@ -166,7 +169,8 @@ def cmd_sweep(args) -> None:
         result = sweep(args.env, variants, parse_seeds(args.seeds), out_dir=args.out,
                        steps=args.steps, overrides=parse_overrides(args.set), address=args.address,
                        device=args.device, gpus_per_run=args.gpus_per_run, last_k=args.last_k,
-                       progress=not args.quiet, probes=probes(args.probe), settings=args.preset)
+                       progress=not args.quiet, probes=probes(args.probe), settings=args.preset,
+                       batched=args.batched)
     except ImportError as e:  # Ray is an extra
         print(f"python -m td3_lib sweep: error: {e}", file=sys.stderr)
         sys.exit(2)

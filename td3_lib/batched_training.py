@@ -32,8 +32,8 @@ from .config import TD3Config
 from .envs import make_env
 from .progress import progress_bar
 from .run import RunState, default_run_dir, episode_seed, preflight
-from .training import (DivergenceGuard, Probe, TrainResult, keep_best_actor, prepare_run, record_evaluation,
-                       save_checkpoint)
+from .training import (DivergenceGuard, Probe, TrainingDiverged, TrainResult, keep_best_actor, prepare_run,
+                       record_evaluation, save_checkpoint)
 
 
 @dataclasses.dataclass
@@ -49,10 +49,12 @@ class Member:
     terminated: bool = False
     truncated: bool = False
     checkpoint_due: bool = False
+    error: TrainingDiverged | None = None
+    """What stopped the run, when it diverged (its last good checkpoint stays)."""
 
     @property
     def finished(self) -> bool:
-        return self.run.step >= self.run.config.total_steps
+        return self.error is not None or self.run.step >= self.run.config.total_steps
 
     @property
     def learning(self) -> bool:
@@ -64,7 +66,8 @@ class Member:
 def train_batched(env_id: str, configs: Sequence[TD3Config] | TD3Config, seeds: Sequence[int], *, run_dirs=None,
                   device="auto", progress: bool = True, resume: bool = False, save_buffer: bool = False,
                   probes: Sequence[Probe] = (), callback: Callable | None = None,
-                  make: Callable[[str], object] | None = None) -> list[TrainResult]:
+                  make: Callable[[str], object] | None = None,
+                  stop_on_divergence: bool = True) -> list[TrainResult | TrainingDiverged]:
     """Train one TD3 run per seed on ``env_id``, all in one process and one batched update (module doc).
 
     ``configs``: one ``TD3Config`` for every run, or one per seed; they may differ in anything but the
@@ -73,7 +76,9 @@ def train_batched(env_id: str, configs: Sequence[TD3Config] | TD3Config, seeds: 
     not saved) take each run's checkpoint, history and best actor, as ``train``'s ``checkpoint_dir``;
     ``resume=True`` resumes each from its own. ``make(env_id)`` builds each environment (default
     ``make_env``). ``callback(k, step, agent)`` runs after each evaluation of member k. Returns each run's
-    ``TrainResult``, in the order of ``seeds``.
+    ``TrainResult``, in the order of ``seeds``. A run whose critic loss or weights become non-finite raises
+    ``TrainingDiverged``, as ``train`` does; with ``stop_on_divergence=False`` it stops alone (its last good
+    checkpoint kept), the others train on, and its place in the list holds the error.
     """
     members = open_members(env_id, configs, seeds, run_dirs, resolve_device(device), resume, make or make_env)
     try:
@@ -84,12 +89,12 @@ def train_batched(env_id: str, configs: Sequence[TD3Config] | TD3Config, seeds: 
                           member.run.buffer.nbytes() if save_buffer else 0)
         batched = BatchedTD3([m.run.agent for m in members])
         replay = StackedReplayBuffers([m.run.buffer for m in members])
-        run_members(members, batched, replay, probes, progress, callback)
+        run_members(members, batched, replay, probes, progress, callback, stop_on_divergence)
     finally:
         for member in members:
             member.env.close()
             member.eval_env.close()
-    return [TrainResult.of(m.run) for m in members]
+    return [TrainResult.of(m.run) if m.error is None else m.error for m in members]
 
 
 def open_members(env_id: str, configs, seeds: Sequence[int], run_dirs, device, resume: bool, make) -> list[Member]:
@@ -118,7 +123,7 @@ def open_members(env_id: str, configs, seeds: Sequence[int], run_dirs, device, r
 
 
 def run_members(members: list[Member], batched: BatchedTD3, replay: StackedReplayBuffers, probes, progress: bool,
-                callback) -> None:
+                callback, stop_on_divergence: bool = True) -> None:
     """Algorithm 1 for every member, in lockstep, from each one's step to its budget (``run_loop``'s steps)."""
     started = [time.perf_counter() - m.run.wall_s for m in members]
     for member in members:
@@ -133,10 +138,17 @@ def run_members(members: list[Member], batched: BatchedTD3, replay: StackedRepla
             step_environments(members, stepping, batched, replay)
             learn(members, stepping, batched, replay)
             for k in stepping:
-                after_step(members[k], k, batched, started[k], probes, callback)
+                try:
+                    after_step(members[k], k, batched, started[k], probes, callback)
+                except TrainingDiverged as error:
+                    if stop_on_divergence:
+                        raise
+                    members[k].error = error
             bar.update(len(stepping))
     for k, member in enumerate(members):
         run = member.run
+        if member.error is not None:
+            continue
         if run.checkpoint_path is not None and (member.checkpoint_due or not run.checkpoint_path.exists()):
             batched.write_member(k, run.agent)
             save_checkpoint(run, started[k], member.guard)

@@ -428,3 +428,29 @@ def test_a_sweep_joins_a_cluster_begun_by_ray_start_with_rays_token_mode(tmp_pat
                                 timeout=600)
     assert joined.returncode == 0, joined.stderr[-2000:]
     assert (out / ENV / "TD3" / "seed0" / DONE_NAME).exists()
+
+
+@pytest.mark.slow
+def test_a_batched_sweep_writes_the_runs_a_sweep_of_single_runs_writes(tmp_path, local_ray, capsys):
+    """TD3, DDPG and the three ablations over 5 seeds as batches (two processes, one per core of the local
+    Ray), one of whose workers dies at its second evaluation and is retried: 25 ordinary run directories,
+    each member resumed from its own checkpoint (or from scratch), whose histories are the single runs'
+    (the same numbers, to the last bit, on the CPU), which the summary scores and ``evaluate`` reads."""
+    variants, seeds = ["TD3", "DDPG", "TD3-CDQ", "TD3-TPS", "TD3-DP"], [0, 1, 2, 3, 4]
+    out, marker = tmp_path / "sweep", tmp_path / "a-worker-died"
+    result = sweep([ENV], variants, seeds, out_dir=out, overrides=TINY, steps=STEPS, progress=False,
+                   probes=(WorkerDiesOnce(marker),), batched=True)
+    assert marker.exists() and not result.failed and len(result.finished) == 25
+    done = [json.loads((run.path / DONE_NAME).read_text()) for run in result.runs]
+    assert sorted({d["batch_members"] for d in done}) == [12, 13]  # 25 runs cut into one batch per core
+    assert sorted(d["resumed_from"] for d in done).count(200) == 1  # the member checkpointed before the death
+    for run in result.runs:
+        assert {"history.csv", "checkpoint.pt", "best_actor.pt", "provenance.json"} <= {p.name for p in run.path.iterdir()}
+    direct = direct_histories(["TD3", "DDPG"], [0, 3])
+    for run in result.runs:
+        if (run.variant, run.seed) in direct:
+            assert comparable(read_history(run.path / "history.csv")) == comparable(direct[run.variant, run.seed])
+    assert [r["n_seeds"] for r in read_summary(out / "summary.csv")] == [5] * 5
+    assert main(["evaluate", "--checkpoint", str(out / ENV / "TD3-DP" / "seed4" / "best_actor.pt"),
+                 "--episodes", "1"]) == 0
+    assert "Pendulum-v1: mean" in capsys.readouterr().out

@@ -13,7 +13,8 @@ from td3_lib.agent import TD3
 from td3_lib.buffer import Batch
 from td3_lib.course import results as shipped
 from td3_lib.course.tasks import (LotteryBand, LotteryBandProbe, NarrowPeak, NarrowPeakProbe, TwoKnobs,
-                                  lottery_band_2x2, nudged_episodes)
+                                  lottery_band_2x2)
+from td3_lib.course.narrow_peak_clip import nudged_episodes
 from td3_lib.stats import bootstrap_difference_ci, paired_permutation_p_value, permutation_p_value
 from td3_lib.sweep import REGISTRY, VARIANTS, get_probe, get_variant
 

@@ -113,7 +113,7 @@ def train(experiment: Experiment, args) -> None:
                 continue
             result = sweep(sweep_.envs, sweep_.variants, held_seeds(sweep_, args.root), out_dir=args.root / sweep_.dir,
                            steps=args.steps or sweep_.steps, overrides=dict(sweep_.overrides), probes=sweep_.probes,
-                           address=args.address, only=todo[sweep_.dir])
+                           address=args.address, only=todo[sweep_.dir], batched=args.batched)
             print(result.report(), flush=True)
             if result.failed:
                 sys.exit(f"{len(result.failed)} runs failed in {args.root / sweep_.dir}:\n{result.report()}")
@@ -286,6 +286,7 @@ def options(doc: str, experiments: dict) -> argparse.ArgumentParser:
                         help="first write this earlier result's finished runs back as finished runs")
     parser.add_argument("--jobs", type=positive_int, default=None, help="runs at a time here (default: one per core)")
     parser.add_argument("--address", default=None, help="join a running Ray cluster (HOST:PORT or auto)")
+    parser.add_argument("--batched", action="store_true", help="train the runs that fit one process as batches")
     return parser
 
 

@@ -50,6 +50,7 @@ from .variants import (PROBES, REGISTRY, SWITCHES, VARIANTS, Variant, get_probe,
 from .summary import RunRecord, SweepResult, load_sweep, read_summary, summarize
 from .tasks import (LOCK_NAME, LocalRayDidNotStart, check_device, max_rss_mb, placement, ray_session, run_here,
                     run_on_ray, start_local_ray)
+from .batches import run_batches_here, run_with_batches_on_ray
 
 __all__ = ["sweep", "VARIANTS", "SWITCHES", "Variant", "REGISTRY", "PROBES", "register", "register_probe",
            "get_variant", "get_probe", "variant_config", "parse_overrides", "parse_seeds", "sweep_spec",
@@ -64,7 +65,7 @@ __all__ = ["sweep", "VARIANTS", "SWITCHES", "Variant", "REGISTRY", "PROBES", "re
 def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = None,
           overrides: dict | None = None, address: str | None = None, device: str = "auto",
           gpus_per_run: float = 0.25, last_k: int = LAST_K, progress: bool = True,
-          probes=(), settings: str = "course", only=None) -> SweepResult:
+          probes=(), settings: str = "course", only=None, batched: bool = False) -> SweepResult:
     """Train every environment x variant x seed as a Ray task and summarize them (see the module doc).
 
     ``variants`` are registered names (``get_variant``: the paper's ``VARIANTS`` and any registered
@@ -75,8 +76,10 @@ def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = N
     grid) trains just those. ``address``: None starts a local Ray (should it not come up, the runs
     train in this process, one after another); HOST:PORT or auto joins a cluster. ``probes``
     (probes or registered names) are recorded in every run's history (as ``train``'s; module-level
-    functions, so that Ray can send them to its workers), beside each variant's own. Writes
-    summary.csv, summary.md and curves-ENV.png.
+    functions, so that Ray can send them to its workers), beside each variant's own. ``batched=True``
+    trains the runs that fit one process as batches, one process each (``td3_lib.sweep.batches``:
+    one batch per core on the CPU, one per GPU), and the others alone; the sweep directory holds the
+    same files either way. Writes summary.csv, summary.md and curves-ENV.png.
     """
     from ..envs import make_env
 
@@ -97,11 +100,12 @@ def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = N
     try:
         if todo:
             with ray_session(address) as ray_start_s, progress_bar(**bar_settings) as bar:
-                run_on_ray(todo, spec, out_dir, placement(device, gpus_per_run), bar, probes)
+                on_ray = run_with_batches_on_ray if batched else run_on_ray
+                on_ray(todo, spec, out_dir, placement(device, gpus_per_run), bar, probes)
     except LocalRayDidNotStart as e:  # raised before any run started: train them here instead
         print(f"{e}\nTraining the {len(todo)} runs in this process, one after another, instead.")
         with progress_bar(**bar_settings) as bar:
-            run_here(todo, spec, out_dir, device, bar, probes)
+            (run_batches_here if batched else run_here)(todo, spec, out_dir, device, bar, probes)
     result = summarize(out_dir, last_k)
     result.wall_s, result.ray_start_s = time.perf_counter() - started, ray_start_s
     return result
