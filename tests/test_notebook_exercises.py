@@ -70,21 +70,6 @@ def library_verdicts(lesson: str, run, name: str, right: str, wrong: dict[str, s
         assert message.startswith("Not yet"), f"{slip}: {message}"
 
 
-# ------------------------------------------------------------------ 02
-def test_02_two_action_bias():
-    verdicts("02", "check_two_action_bias", "two_action_bias", """
-        def two_action_bias(sigma):
-            return sigma / np.sqrt(np.pi)
-    """, {
-        "the stub": "def two_action_bias(sigma):\n    return 0.0",
-        "a factor read off the table": "def two_action_bias(sigma):\n    return 0.564 * sigma",
-        "the table's values": "def two_action_bias(sigma):\n    return {0.5: 0.285, 1.0: 0.564, 2.0: 1.130}.get(sigma, 0.564 * sigma)",
-        "E|x1 - x2| without the half": "def two_action_bias(sigma):\n    return sigma * np.sqrt(2 / np.pi)",
-        "pi without the root": "def two_action_bias(sigma):\n    return sigma / np.pi",
-        "grows with the variance": "def two_action_bias(sigma):\n    return sigma ** 2 / np.sqrt(np.pi)",
-    })
-
-
 # ------------------------------------------------------------------ 03
 def test_03_clipped_target():
     stub = "def clipped_target(reward, not_done, q1_next, q2_next, discount):\n    return {}"
