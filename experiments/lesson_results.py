@@ -4,6 +4,7 @@
     python experiments/lesson_results.py pitfalls      # lesson 08's pitfalls on Pendulum-v1
     python experiments/lesson_results.py hopper-v5     # lessons 03, 04, 06 and 07 on MuJoCo's Hopper-v5
     python experiments/lesson_results.py hopper-v5-1m  # TD3 and DDPG on Hopper-v5 at the paper's 1M steps
+    python experiments/lesson_results.py hopper-v5-table2  # the paper's Table 2 on Hopper-v5: all five at 1M
 
 Every run is an ordinary ``train`` run of a sweep (``td3_lib.sweep``) whose history holds, at each evaluation,
 the return and the critic's probe (``critic``: value estimate against the true discounted return, the value
@@ -20,6 +21,8 @@ at fixed start states, roughness and peak height along the action).
   5,000 steps over 10 episodes: TD3 and DDPG as the first 300,000 steps of hopper-v5-1m's runs (trained to
   1M), the ablations -CDQ, -TPS and -DP as two sweeps (seeds 0-2, then 3-4).
 - ``hopper-v5-1m``: TD3 and DDPG (AHE) to the paper's 1,000,000 steps, 5 seeds, same settings.
+- ``hopper-v5-table2``: the paper's Table 2 on Hopper-v5 at 1,000,000 steps: hopper-v5-1m's DDPG and TD3 seeds
+  1-4, TD3 seed 0 trained again (its first run recorded no provenance) and the three ablations, 5 seeds each.
 
 Runs are kept under ``--root`` (default runs/lesson_results, ROOT/SWEEP/ENV/VARIANT/seedS) and an experiment started
 again trains only the unfinished; the options are every experiment's (``td3_lib.course.experiments``).
@@ -56,6 +59,10 @@ EXPERIMENTS = {
                             + tuple(Take(s, v) for s in HOPPER_V5_ABLATIONS for v in s.variants)),
     "hopper-v5-1m": Experiment("hopper_v5_1m.csv", "02 03 07", "Hopper-v5", FIELDS,
                                tuple(Take(HOPPER_V5_1M, v) for v in HOPPER_V5_1M.variants)),
+    "hopper-v5-table2": Experiment("hopper_v5_table2.csv", "07", "Hopper-v5", FIELDS,
+                                   (Take(HOPPER_V5_1M_TD3_AGAIN, "TD3"), Take(HOPPER_V5_1M, "TD3", seeds=(1, 2, 3, 4)),
+                                    Take(HOPPER_V5_1M, "DDPG"))
+                                   + tuple(Take(HOPPER_V5_1M_ABLATIONS, v) for v in HOPPER_V5_1M_ABLATIONS.variants)),
 }
 
 if __name__ == "__main__":

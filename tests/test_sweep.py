@@ -451,6 +451,6 @@ def test_a_batched_sweep_writes_the_runs_a_sweep_of_single_runs_writes(tmp_path,
         if (run.variant, run.seed) in direct:
             assert comparable(read_history(run.path / "history.csv")) == comparable(direct[run.variant, run.seed])
     assert [r["n_seeds"] for r in read_summary(out / "summary.csv")] == [5] * 5
-    assert main(["evaluate", "--checkpoint", str(out / ENV / "TD3-DP" / "seed4" / "best_actor.pt"),
+    assert main(["evaluate", str(out / ENV / "TD3-DP" / "seed4" / "best_actor.pt"),
                  "--episodes", "1"]) == 0
     assert "Pendulum-v1: mean" in capsys.readouterr().out

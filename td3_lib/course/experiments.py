@@ -96,8 +96,15 @@ def held(experiment: Experiment, sweep_: Sweep, run: SweepRun, root: Path) -> bo
 
 def cells(experiment: Experiment, sweep_: Sweep, args) -> list[SweepRun]:
     """The runs of ``sweep_`` that the experiment holds, for this command's seeds."""
-    variants = dict.fromkeys(t.variant for t in experiment.takes if t.sweep.dir == sweep_.dir)
-    return [SweepRun(e, v, s) for e in sweep_.envs for v in variants for s in chosen(held_seeds(sweep_, args.root), args)]
+    takes = [t for t in experiment.takes if t.sweep.dir == sweep_.dir]
+    runs = {SweepRun(e, t.variant, s): None for t in takes for e in sweep_.envs for s in take_seeds(t, args)}
+    return list(runs)
+
+
+def take_seeds(take: Take, args) -> list[int]:
+    """The seeds of the take's runs that this command reads: its sweep's (as its directory holds them), those
+    ``--seeds`` chose and the take holds."""
+    return take.of(chosen(held_seeds(take.sweep, args.root), args))
 
 
 # ---------------------------------------------------------------- train, collect
@@ -139,7 +146,7 @@ def run_name(take: Take, experiment: Experiment) -> str:
     """The name a result's provenance gives the take's runs: its label, or ``LABEL @ SWEEP`` (its sweep's
     directory) where another take of the experiment has that label for one of the same seeds (Figure 3's
     update rates share theirs; a variant whose seeds are split between sweeps keeps its label)."""
-    shared = any(t != take and t.name == take.name and set(t.sweep.seeds) & set(take.sweep.seeds)
+    shared = any(t != take and t.name == take.name and set(t.of(t.sweep.seeds)) & set(take.of(take.sweep.seeds))
                  for t in experiment.takes)
     return f"{take.name}{IN_SWEEP}{take.sweep.dir}" if shared else take.name
 
@@ -152,7 +159,7 @@ def collect(experiment: Experiment, args) -> list[FinishedRun]:
         if spec is None:
             continue
         for env_id in take.sweep.envs:
-            for seed in chosen(held_seeds(take.sweep, args.root), args):
+            for seed in take_seeds(take, args):
                 path = SweepRun(env_id, take.variant, seed).path(args.root / take.sweep.dir)
                 history = take.history(path)
                 if history is not None:
@@ -202,14 +209,16 @@ def restored_provenance(csv_path: Path, name: str, seed: int) -> list[dict]:
 
 
 # ---------------------------------------------------------------- restore
-def restore(experiment: Experiment, csv_path: Path, args) -> None:
+def restore(experiment: Experiment, csv_path: Path, args, experiments: dict | None = None) -> None:
     """Write the finished runs of an earlier result (a CSV written by these experiments, such as the
     shipped one) back into the sweep directories as finished runs: their histories, a ``done.json``
     that says where they came from, and the provenance the result's entry gives them. Only runs at
-    the full budget are restored, and no run already there is touched."""
-    rows = read_rows(csv_path)
+    the full budget are restored, no run already there is touched, and where the result's command names
+    one of ``experiments``, only into the sweeps that experiment read (a run trained again in a new sweep
+    is never filled with the earlier run of the same label and seed)."""
+    rows, made_by = read_rows(csv_path), source_runs(csv_path, experiments or {})
     for take in experiment.takes:
-        seeds = chosen(held_seeds(take.sweep, args.root), args)
+        seeds = [s for s in take_seeds(take, args) if made_by is None or (take.sweep.dir, take.variant, s) in made_by]
         if not seeds or take.until is not None:  # a shorter result cannot stand for the longer runs
             continue
         spec = spec_of(take.sweep, args)
@@ -221,6 +230,17 @@ def restore(experiment: Experiment, csv_path: Path, args) -> None:
                 path = SweepRun(env_id, take.variant, seed).path(args.root / take.sweep.dir)
                 if history and history[-1]["step"] >= config["total_steps"] and not path.exists():
                     restore_run(path, history, csv_path, run_name(take, experiment), seed)
+
+
+def source_runs(csv_path: Path, experiments: dict) -> set | None:
+    """The (sweep directory, variant, seed) of every run the result in ``csv_path`` holds, where its entry's
+    command names one of ``experiments``; None where it does not (the runs are then told by their labels)."""
+    entry = entry_of_file(csv_path)
+    words = shlex.split(entry["command"]) if entry else []
+    source = next((experiments[w] for w in words if w in experiments), None)
+    if source is None:
+        return None
+    return {(t.sweep.dir, t.variant, s) for t in source.takes for s in t.of(t.sweep.seeds)}
 
 
 def run_history(rows: list[dict], key: dict) -> list[dict]:
@@ -261,7 +281,7 @@ def write(experiment: Experiment, runs: list[FinishedRun], args, command: str) -
     rows = [row for run in runs for row in rows_of(run, experiment)]
     entry = result_entry(experiment, runs, args, command)
     path = write_result(rows, experiment.fields, entry, args.out)
-    wanted = sum(len(t.sweep.envs) * len(chosen(t.sweep.seeds, args)) for t in experiment.takes)
+    wanted = sum(len(t.sweep.envs) * len(chosen(t.of(t.sweep.seeds), args)) for t in experiment.takes)
     print(f"wrote {path}: {len(rows)} rows, {entry['wall_s']:.0f} s of training over all runs")
     if len(runs) < wanted:  # a part: kept until the rest has trained, not shipped
         print(f"{len(runs)} of its {wanted} runs have finished: keep them with --out experiments/finished_runs "
@@ -310,7 +330,7 @@ def main(doc: str, experiments: dict, argv=None, script: str | None = None) -> P
     experiment = experiments[args.experiment] if len(experiments) > 1 else next(iter(experiments.values()))
     try:
         if args.restore is not None:
-            restore(experiment, args.restore, args)
+            restore(experiment, args.restore, args, experiments)
         if not args.collect:
             train(experiment, args)
         runs = collect(experiment, args)

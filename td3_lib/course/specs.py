@@ -46,10 +46,16 @@ class Take:
     until: int | None = None
     """Only the runs' first ``until`` steps: a shorter result read from longer runs, which it holds once
     they have passed that step, finished or not (never restored into the longer runs)."""
+    seeds: tuple | None = None
+    """Only these of the sweep's seeds (None: all of them): a variant whose seeds come from two sweeps."""
 
     @property
     def name(self) -> str:
         return self.label or self.variant
+
+    def of(self, seeds) -> list[int]:
+        """Which of ``seeds`` (a sweep's) this take holds."""
+        return [s for s in seeds if self.seeds is None or s in self.seeds]
 
     def budget(self, config: dict) -> int:
         """The steps of each run this take holds, for a run of ``config``."""
