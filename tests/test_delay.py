@@ -1,6 +1,7 @@
 """Lesson 05's delay probe (``td3_lib.course.delay``): the vectorised dynamics are Pendulum-v1's, the
 true value is a rollout's discounted return, the measures and the probe's means are their explicit
-forms, probing changes no bit of TD3's training, and the variants are registered for the sweep."""
+forms, probing changes no bit of TD3's training, the schedules move what they say when they say it, a
+warm run is d = 1's run up to its switch, and the variants are registered for the sweep."""
 
 import dataclasses
 
@@ -9,10 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-from td3_lib import TD3, TD3Config, train
+from conftest import experiment_script
+from td3_lib import TD3, Batch, TD3Config, preset, train
 from td3_lib.course import delay
-from td3_lib.course.delay import (ActorTruth, ProbedTD3TargetsEvery1, ProbedTD3TargetsEvery2, critic_measures,
-                                  delay_probe, fixed_states, observation, pendulum_step, true_q, window_means)
+from td3_lib.course.delay import (ActorTruth, ProbedTD3TargetsEvery1, ProbedTD3TargetsEvery2,
+                                  WarmProbedTD3TargetsEvery1, WarmProbedTD3TargetsEvery2, critic_measures,
+                                  delay_probe, fixed_states, observation, pendulum_step, true_q, variant_name,
+                                  window_mean, window_means)
 from td3_lib.sweep import get_probe, get_variant
 
 RUN = TD3Config(hidden_sizes=(32, 32), start_timesteps=300, total_steps=600, eval_freq=200, eval_episodes=1,
@@ -80,11 +84,11 @@ def test_the_probe_reports_the_means_since_the_last_evaluation_and_clears_them()
     assert delay_probe(agent) == {"q_error_before": 5.0, "q_error_after": 7.0, "q_bias_before": 3.0,
                                   "td_error_before": pytest.approx(0.2), "grad_agree_before": 0.5, "true_value": -90.0}
     assert agent.measurements == [] and delay_probe(agent) == {}
-    assert window_means(m, 1) == {"q_error_after": 7.0, "true_value": -90.0}  # no k = 1 measured
+    assert window_means([x for x in m if x["k"] == 0]) == {"q_error_after": 7.0, "true_value": -90.0}
 
 
-def trained(agent, policy_freq):
-    config = dataclasses.replace(RUN, policy_freq=policy_freq)
+def trained(agent, policy_freq, **changes):
+    config = dataclasses.replace(RUN, policy_freq=policy_freq, **changes)
     return train("Pendulum-v1", config, agent=agent, seed=0, device="cpu", progress=False)
 
 
@@ -118,6 +122,51 @@ def test_the_other_target_freq_changes_training():
     assert not same_training(trained(TD3, 2), trained(ProbedTD3TargetsEvery1, 2))
 
 
+def moves(agent_class, policy_freq, tau, updates=8):
+    """For each of ``updates`` updates on one batch: (the actor stepped, the target networks moved, and
+    whether each target parameter moved to its lerp by ``tau`` towards the learned one)."""
+    torch.manual_seed(0)
+    agent = agent_class(3, [-2.0], [2.0], dataclasses.replace(RUN, policy_freq=policy_freq, tau=tau))
+    g = torch.Generator().manual_seed(0)
+    batch = Batch(torch.randn(64, 3, generator=g), torch.rand(64, 1, generator=g) * 4 - 2,
+                        torch.randn(64, 1, generator=g), torch.randn(64, 3, generator=g), torch.ones(64, 1))
+    out = []
+    for _ in range(updates):
+        before = [p.clone() for p in (*agent.critic_target.parameters(), *agent.actor_target.parameters())]
+        metrics = agent.update(batch)
+        learned = [*agent.critic.parameters(), *agent.actor.parameters()]
+        after = [*agent.critic_target.parameters(), *agent.actor_target.parameters()]
+        moved = any(not torch.equal(a, b) for a, b in zip(before, after))
+        lerped = all(torch.allclose(a, b + tau * (p - b), rtol=0, atol=1e-7) for a, b, p in zip(after, before, learned))
+        out.append(("actor_loss" in metrics, moved, lerped or not moved))
+    return out
+
+
+@pytest.mark.parametrize("agent_class, policy_freq, target_freq, tau", [
+    (ProbedTD3TargetsEvery1, 1, 1, 0.005), (ProbedTD3TargetsEvery2, 2, 2, 0.005), (ProbedTD3TargetsEvery1, 2, 1, 0.005),
+    (ProbedTD3TargetsEvery2, 1, 2, 0.005), (ProbedTD3TargetsEvery2, 1, 2, 0.01)])
+def test_each_schedule_steps_the_actor_and_lerps_the_targets_by_tau_when_it_says(agent_class, policy_freq, target_freq, tau):
+    assert moves(agent_class, policy_freq, tau) == [(it % policy_freq == 0, it % target_freq == 0, True)
+                                                    for it in range(1, 9)]
+
+
+class WarmFor100(ProbedTD3TargetsEvery2):
+    """Targets every 2, after 100 critic updates on d = 1's schedule."""
+
+    warm_updates = 100
+
+
+def test_a_warm_run_is_d1s_run_up_to_its_switch_and_its_own_after():
+    """100 warm updates with tau 0.005 at d = 1, whatever the run's own schedule (here d = 2, tau 0.01); RUN
+    has 300 updates, probed at 100 (the switch), 200 and 300."""
+    d1 = trained(ProbedTD3TargetsEvery1, 1, total_steps=400)
+    assert same_training(d1, trained(WarmFor100, 2, total_steps=400, tau=0.01))
+    assert not same_training(trained(ProbedTD3TargetsEvery1, 1), trained(WarmFor100, 2, tau=0.01))
+    warm = trained(WarmFor100, 2, tau=0.01).agent
+    assert [(m["it"], m["k"]) for m in warm.measurements] == [(100, 0), (100, 2), (200, 0), (200, 2), (300, 0)]
+    assert [warm.schedule() for warm.total_it in (1, 100, 101)] == [(1, 1, 0.005), (1, 1, 0.005), (2, 2, 0.01)]
+
+
 def test_a_delay_the_probe_cannot_measure_is_refused():
     with pytest.raises(ValueError, match="policy_freq=3: the delay probe needs a divisor of 100"):
         ProbedTD3TargetsEvery2(3, [-2.0], [2.0], dataclasses.replace(RUN, policy_freq=3))
@@ -126,8 +175,33 @@ def test_a_delay_the_probe_cannot_measure_is_refused():
 
 
 def test_the_variants_and_the_probe_are_registered_for_the_sweep():
-    for target_freq, agent in ((1, ProbedTD3TargetsEvery1), (2, ProbedTD3TargetsEvery2)):
-        variant = get_variant(f"delay probe, targets every {target_freq}")
-        assert variant.agent is agent and agent.target_freq == target_freq and variant.probes == (delay_probe,)
+    for name, target_freq, warm, agent in (
+            ("delay probe, targets every 1", 1, 0, ProbedTD3TargetsEvery1),
+            ("delay probe, targets every 2", 2, 0, ProbedTD3TargetsEvery2),
+            ("delay probe, targets every 1, warm start", 1, 5_000, WarmProbedTD3TargetsEvery1),
+            ("delay probe, targets every 2, warm start", 2, 5_000, WarmProbedTD3TargetsEvery2)):
+        variant = get_variant(name)
+        assert variant.agent is agent and variant.probes == (delay_probe,)
+        assert (agent.target_freq, agent.warm_updates) == (target_freq, warm)
         assert variant.switches == get_variant("TD3").switches
     assert get_probe("delay") is delay_probe and delay.PROBE_EVERY == 100
+
+
+def test_the_experiment_runs_every_schedule_cold_and_every_other_warm():
+    """Nine takes: the five schedules from a cold start, and all but d = 1 from a warm one (d = 1's cold run is
+    its own warm run); each sweep's config is its schedule's, and the windows lie where the docstring says."""
+    takes = experiment_script("delay").EXPERIMENTS["delay-mechanism"].takes
+    expected = [(start + label, variant_name(t, start), {"policy_freq": p, "tau": tau, "eval_freq": 1_000})
+                for start in ("", "warm ") for label, p, t, tau in delay.SCHEDULES if start + label != "warm d=1"]
+    assert [(t.name, t.variant, dict(t.sweep.overrides)) for t in takes] == expected
+    assert all(t.sweep.seeds == (0, 1, 2, 3, 4) and t.sweep.steps == 12_000 for t in takes)
+    assert delay.SWITCH == preset("Pendulum-v1").start_timesteps + delay.WARM_UPDATES
+    assert delay.START_UP == (2_000, delay.SWITCH) and delay.WARM_WINDOW == (delay.SWITCH + 2_000, 12_000)
+
+
+def test_a_window_mean_is_the_mean_of_the_evaluations_inside_it():
+    history = [{"step": 1_000, "eval_mean": 1.0}, {"step": 2_000, "q_error_before": 4.0},
+               {"step": 3_000, "q_error_before": 6.0}, {"step": 4_000, "q_error_before": 20.0}]
+    assert window_mean(history, "q_error_before", (2_000, 3_000)) == 5.0
+    with pytest.raises(ValueError, match="No evaluation between steps 5,000 and 6,000 holds 'q_error_before'"):
+        window_mean(history, "q_error_before", (5_000, 6_000))

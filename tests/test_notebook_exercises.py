@@ -83,20 +83,6 @@ def test_03_clipped_target():
     })
 
 
-# ------------------------------------------------------------------ 05
-def test_05_updates_to_close():
-    verdicts("05", "check_updates_to_close", "updates_to_close", """
-        def updates_to_close(tau, remaining):
-            return math.ceil(math.log(remaining) / math.log(1 - tau))
-    """, {
-        "the stub": "def updates_to_close(tau, remaining):\n    return None",
-        "rounded, not up": "def updates_to_close(tau, remaining):\n    return round(math.log(remaining) / math.log(1 - tau))",
-        "rounded down": "def updates_to_close(tau, remaining):\n    return math.floor(math.log(remaining) / math.log(1 - tau))",
-        "one too many": "def updates_to_close(tau, remaining):\n    return math.ceil(math.log(remaining) / math.log(1 - tau)) + 1",
-        "the lag 1 / tau": "def updates_to_close(tau, remaining):\n    return int(1 / tau)",
-    })
-
-
 # ------------------------------------------------------------------ 06
 def test_06_count_updates():
     verdicts("06", "check_count_updates", "count_updates", """

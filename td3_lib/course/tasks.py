@@ -12,7 +12,8 @@ Variants (``td3_lib.sweep.register``)
                        shipped trained one of Pendulum-v1 (of Hopper-v5) and never moves
     ``delay probe, targets every 1``, ``... every 2``  lesson 05: ``ProbedTD3`` (``course/delay.py``), TD3
                        whose target networks move every 1 (2) critic updates whatever ``policy_freq`` is,
-                       measuring the critic just after and just before each probed actor step
+                       measuring the critic just after and just before each probed actor step;
+                       ``..., warm start``: the same after 5,000 updates on d = 1's schedule
     lesson 08's pitfalls by their names (``Q1 loss twice``, ...): registered with ``PITFALLS``
                        (``course/pitfalls.py``), which importing this module imports
 
