@@ -22,6 +22,7 @@ import torch.nn.functional as F  # noqa: E402
 from td3_lib import bellman_target, make_env  # noqa: E402
 from td3_lib.buffer import Batch  # noqa: E402
 from td3_lib.course import checks  # noqa: E402
+from td3_lib.course.checks import lesson01  # noqa: E402
 
 
 def defined(source: str, name: str, **scope):
@@ -259,8 +260,8 @@ def test_01_critic_update():
 def test_01_the_check_compares_with_td3_libs_own_step():
     """The reference is TD3.critic_step on the same minibatch; the check's case has targets apart from the
     networks (else the target-network slips could not show) and a minibatch with both flags in it."""
-    assert "critic_step(" in inspect.getsource(checks.critic_verdict)
-    agent, batch = checks.critic_case(0)
+    assert "critic_step(" in inspect.getsource(lesson01.critic_verdict)
+    agent, batch = lesson01.critic_case(0)
     assert not all(torch.equal(p, q) for p, q in zip(agent.critic.parameters(), agent.critic_target.parameters()))
     only_truncated = (batch.truncated == 1) & (batch.terminated == 0)
     assert only_truncated.any() and (batch.terminated == 1).any()

@@ -11,8 +11,8 @@
 ``reference``     a flat TD3 in the shape of the authors' ``TD3.py``, tested equal to ``TD3.update``;
                   its steps are lesson 06's answer key
 ``update_check``  the check of lesson 06's exercise: the learner's whole update against ``TD3.update``
-``pitfall_checks`` the checks of lesson 08's exercises (the interaction loop, the critic loss), imported
-                  from ``checks``
+``checks``        the lessons' exercise checks, one module per lesson (``checks.lesson01``, ...), each lesson
+                  importing its own from ``checks``
 ``diagram``       the update drawn as a diagram, one part highlighted per lesson
 ``quiz``          the lessons' quizzes, their answers sealed in ``quiz.json``
 ``results``       full-budget results over seeds, shipped for the lessons (``publish`` adds one)

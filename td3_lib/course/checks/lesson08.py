@@ -27,9 +27,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..agent import TD3
-from ..buffer import Batch, ReplayBuffer
-from ..config import TD3Config
+from ...agent import TD3
+from ...buffer import Batch, ReplayBuffer
+from ...config import TD3Config
 
 
 # ------------------------------------------------------------------ the interaction loop
