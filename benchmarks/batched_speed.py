@@ -24,8 +24,9 @@ Two parts, with three contenders side by side in each:
    K. Two figures: *whole*, from the call to the end of the last run (building the environments and
    agents, both phases, the evaluations); *learning*, from the end of the evaluation after the last
    random step to the end of the run (updates, acting, storing and the final evaluation). For
-   ``processes`` that window runs from the first process's end of its random phase to the last
-   process's end. Starting the worker processes (importing torch) is not timed.
+   ``sequential`` the K runs' windows are added up; for ``processes`` the window runs from the first
+   process's end of its random phase to the last process's end. Starting the worker processes
+   (importing torch) is not timed.
 
     python benchmarks/batched_speed.py                         # everything (see docs/performance.md)
     python benchmarks/batched_speed.py --parts updates --ks 1 10
@@ -59,7 +60,7 @@ from worker_pool import WorkerPool
 RESULTS = Path(__file__).resolve().parent / "results"
 CONTENDERS = ("batched", "sequential", "processes")
 SIZES = (UpdateSpec(3, 1, (64, 64), 256, 100_000), UpdateSpec(11, 3, (256, 256), 256, 100_000))
-LEARNING_STEPS = {"Pendulum-v1": 1_000, "Hopper-v5": 400}
+LEARNING_STEPS = {"Pendulum-v1": 1_000, "Hopper-v5": 300}
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def parse(argv) -> argparse.Namespace:
     p.add_argument("--train-rounds", type=int, default=2, help="an even number of rounds (part 2)")
     p.add_argument("--random-steps", type=int, default=1_000, help="random steps of each run (part 2)")
     p.add_argument("--learning-steps", type=int, default=None,
-                   help="learning steps of each run (default: Pendulum-v1 1000, Hopper-v5 400)")
+                   help="learning steps of each run (default: Pendulum-v1 1000, Hopper-v5 300)")
     p.add_argument("--smoke", action="store_true", help="tiny sizes, to check that the script runs")
     args = p.parse_args(argv)
     for name in ("rounds", "train_rounds"):
@@ -116,7 +117,7 @@ def parse(argv) -> argparse.Namespace:
 def make_plan(args) -> Plan:
     if args.smoke:
         return smoke_plan()
-    learning = {env: args.learning_steps or LEARNING_STEPS.get(env, 400) for env in args.envs}
+    learning = {env: args.learning_steps or LEARNING_STEPS.get(env, 300) for env in args.envs}
     return Plan(SIZES, tuple(args.ks), tuple(args.threads), args.rounds, args.block_seconds, tuple(args.envs),
                 tuple(args.train_ks), args.train_rounds, args.random_steps, learning, {})
 

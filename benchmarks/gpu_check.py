@@ -25,8 +25,9 @@ In order, each part within its share of the time (``--budget-s``):
    interleaved rounds; and a short ``train_batched`` run per K and mode: member-steps/s per phase.
 
 The parts share the budget by deadlines: the tests may take 40% of it, the update throughput ends by
-60%, the training runs start only before 65%, the batched updates end by 80% and the batched training
-runs start only while 4% of the budget is left. A part that ends early leaves its time to the next.
+60%, the training runs start only before 65%, the batched updates end by 80%, and a batched training
+run starts only while 4% of the budget, and 1.5 times the last run of its mode, is left. A part that
+ends early leaves its time to the next.
 
 Writes gpu_check.json (rewritten after each part, so a run cut short keeps what it measured)
 and summary.txt into ``--out``; the exit status is 1 if a test failed or a part broke.

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import time
 import traceback
 
 import torch
+from tqdm import tqdm
 
 from batched_blocks import UpdateSpec, sequential_block, warm_up
 from td3_lib import TD3Config
@@ -47,7 +49,10 @@ def train_one(state: dict, env_id: str, config: dict, seed: int, threads: int) -
 
 
 def start(state: dict, env_ids: tuple[str, ...]) -> None:
-    """Answered once the worker has started and warmed up (``batched_blocks.warm_up``)."""
+    """Answered once the worker has started and warmed up (``batched_blocks.warm_up``). tqdm's bars (``train``
+    makes one, hidden) lock with a thread lock here, not the semaphore tqdm would make: a worker that ends at
+    once (``serve``) would leave that semaphore for the parent to clean up, with a warning."""
+    tqdm.set_lock(threading.RLock())
     warm_up(env_ids)
 
 
