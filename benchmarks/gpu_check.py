@@ -1,6 +1,7 @@
-"""One run of td3_lib on a CUDA GPU: its GPU tests, the update's speed, a short training run.
+"""One run of td3_lib on a CUDA GPU: its GPU tests, the update's speed, a short training run, and the
+batched TD3 (K runs in one process) at K = 1, 5, 10, 20.
 
-    python benchmarks/gpu_check.py --out runs/gpu-check          # a CUDA machine: about 5 minutes, 7.5 at most
+    python benchmarks/gpu_check.py --out runs/gpu-check          # a CUDA machine: 7.5 minutes at most
     python benchmarks/gpu_check.py --smoke --out /tmp/gpu-check  # the same code on the CPU, tiny sizes
 
 In order, each part within its share of the time (``--budget-s``):
@@ -18,13 +19,23 @@ In order, each part within its share of the time (``--budget-s``):
    the preset's networks, eager and with cuda_graph=True: environment steps per second with
    acting included, the random phase and the learning phase apart, evaluation apart; then the
    time the preset's whole budget would take at those rates, an extrapolation.
+4. The batched TD3 on the same environment (gpu_batched.py), for K = 1, 5, 10, 20 members, eager and
+   with CUDA graphs: the CUDA-graph batched update against the eager one (100 updates) and the eager
+   one against each member's own TD3 (20 updates), to float tolerance; member-updates/s in
+   interleaved rounds; and a short ``train_batched`` run per K and mode: member-steps/s per phase.
+
+The parts share the budget by deadlines: the tests may take 40% of it, the update throughput ends by
+60%, the training runs start only before 65%, the batched updates end by 80%, and a batched training
+run starts only while 4% of the budget, and 1.5 times the last run of its mode, is left. A part that
+ends early leaves its time to the next.
 
 Writes gpu_check.json (rewritten after each part, so a run cut short keeps what it measured)
 and summary.txt into ``--out``; the exit status is 1 if a test failed or a part broke.
 
 ``--smoke`` runs the same code on the CPU at tiny sizes, in well under 2 minutes: the tests of
 tests/test_cuda.py only (its GPU tests skip), torch.compile with its "eager" backend (tracing
-without code generation), no CUDA-graph contender or run; the JSON lists what was skipped.
+without code generation), no CUDA-graph contender or run, the batched part at K = 1, 2 with tiny
+networks; the JSON lists what was skipped.
 """
 
 from __future__ import annotations
@@ -43,8 +54,10 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from td3_lib import TD3, TD3Config, make_env, preset, train
+from td3_lib import TD3, TD3Config, make_env, preset
+from gpu_batched import BatchedPlan, gpu_batched_plan, run_batched, smoke_batched_plan
 from gpu_report import Clock, broken, machine, summary_text, write
+from training_clock import phase_rates, timed_run
 from update_blocks import compile_passes, full_buffer, random_transitions, timed  # as update_speed.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,18 +104,20 @@ class Plan:
     """The cuda_graph setting of each training run."""
     budget_s: float
     """Seconds the whole check may take."""
+    batched: BatchedPlan
+    """What the batched part (4) runs."""
 
 
 def gpu_plan(env_id: str, budget_s: float) -> Plan:
     return Plan("cuda", ("tests/test_cuda.py", "tests/test_resume.py"), 0.4 * budget_s,
                 ((256, 256), (400, 300)), 256, 100_000, CONTENDERS, "inductor", 6, 0.5,
-                env_id, 1_000, 4_000, 1_000, {}, (False, True), budget_s)
+                env_id, 1_000, 4_000, 1_000, {}, (False, True), budget_s, gpu_batched_plan())
 
 
 def smoke_plan(budget_s: float) -> Plan:
     return Plan("cpu", ("tests/test_cuda.py",), 0.6 * budget_s, ((16, 16), (20, 15)), 16, 1_000,
                 ("eager", "compile"), "eager", 2, 0.05, "Pendulum-v1", 100, 100, 100,
-                {"hidden_sizes": (16, 16), "batch_size": 16}, (False,), budget_s)
+                {"hidden_sizes": (16, 16), "batch_size": 16}, (False,), budget_s, smoke_batched_plan())
 
 
 def smoke_skipped() -> list[str]:
@@ -111,7 +126,10 @@ def smoke_skipped() -> list[str]:
             "cuda_graph and compile+cuda_graph contenders: CUDA graphs need a CUDA device",
             "torch.compile code generation: the smoke check compiles with the 'eager' backend",
             "the training run with cuda_graph=True: CUDA graphs need a CUDA device",
-            "Hopper-v5: the smoke check trains Pendulum-v1 for 200 steps"]
+            "Hopper-v5: the smoke check trains Pendulum-v1 for 200 steps",
+            "the batched part's CUDA-graph contenders and runs: CUDA graphs need a CUDA device; its graph "
+            "check compares two eager batches instead (the check's code, not the graphs)",
+            "the batched part at K = 1, 5, 10, 20: K = 1, 2 with tiny networks instead (16-16, batch 16)"]
 
 
 def sync(device: str) -> None:
@@ -197,7 +215,7 @@ def measure_throughput(plan: Plan, clock: Clock) -> dict:
     data = random_transitions(plan.buffer, OBS_DIM, ACTION_DIM)
     results = {}
     for i, hidden in enumerate(plan.sizes):
-        share = 0.4 + 0.35 * (i + 1) / len(plan.sizes)  # throughput ends at 75% of the budget
+        share = 0.4 + 0.2 * (i + 1) / len(plan.sizes)  # throughput ends at 60% of the budget
         results["-".join(map(str, hidden))] = measure_size(hidden, plan, data, clock, share)
         if plan.device == "cuda":
             torch.cuda.empty_cache()  # the graphs and agents of this size are gone
@@ -205,26 +223,6 @@ def measure_throughput(plan: Plan, clock: Clock) -> dict:
 
 
 # ------------------------------------------------------------ 3. training
-class EpisodeClock(gym.Wrapper):
-    """Seconds and steps spent in evaluation episodes, from each reset to the episode's end."""
-
-    def __init__(self, env: gym.Env):
-        super().__init__(env)
-        self.seconds, self.steps, self.started = 0.0, 0, None
-
-    def reset(self, **kwargs):
-        self.started = time.perf_counter()
-        return self.env.reset(**kwargs)
-
-    def step(self, action):
-        result = self.env.step(action)
-        self.steps += 1
-        if (result[2] or result[3]) and self.started is not None:
-            self.seconds += time.perf_counter() - self.started
-            self.started = None
-        return result
-
-
 def training_env(plan: Plan) -> tuple[str, str | None]:
     """The plan's environment, or Pendulum-v1 (with the reason) where it cannot be made."""
     try:
@@ -232,36 +230,6 @@ def training_env(plan: Plan) -> tuple[str, str | None]:
         return plan.env_id, None
     except Exception as e:
         return "Pendulum-v1", f"{plan.env_id} could not be made ({type(e).__name__}: {e}); Pendulum-v1 instead"
-
-
-def timed_run(env_id: str, cfg: TD3Config, device: str) -> list[tuple]:
-    """Train; at every evaluation, (step, seconds since the start, evaluation seconds and steps so far)."""
-    eval_env = EpisodeClock(make_env(env_id))
-    marks = []
-    started = time.perf_counter()
-    try:
-        train(env_id, cfg, seed=0, device=device, progress=False, eval_env=eval_env,
-              callback=lambda t, agent: marks.append(
-                  (t, time.perf_counter() - started, eval_env.seconds, eval_env.steps)))
-    finally:
-        eval_env.close()
-    return [(0, 0.0, 0.0, 0)] + marks
-
-
-def phase_rates(marks: list[tuple], random_steps: int) -> dict:
-    """Steps per second between evaluations, evaluation time taken out: the random phase, the
-    first learning interval (warm-up, capture), and the learning rate after it (median)."""
-    intervals = []
-    for (s0, t0, e0, n0), (s1, t1, e1, n1) in zip(marks[:-1], marks[1:]):
-        intervals.append({"from_step": s0, "to_step": s1, "steps_per_s": (s1 - s0) / ((t1 - t0) - (e1 - e0))})
-    learning = [i["steps_per_s"] for i in intervals if i["from_step"] >= random_steps]
-    eval_s, eval_steps = marks[-1][2], marks[-1][3]
-    return {"intervals": intervals,
-            "random_steps_per_s": statistics.median(i["steps_per_s"] for i in intervals
-                                                    if i["to_step"] <= random_steps),
-            "first_learning_steps_per_s": learning[0],
-            "learning_steps_per_s": statistics.median(learning[1:] or learning),
-            "evaluation_steps_per_s": eval_steps / eval_s if eval_s > 0 else None}
 
 
 def extrapolate(env_id: str, rates: dict) -> dict:
@@ -303,7 +271,7 @@ def run_training(plan: Plan, clock: Clock, skipped: list[str]) -> dict:
     runs = {}
     for cuda_graph in plan.graph_runs:
         name = "cuda_graph" if cuda_graph else "eager"
-        if clock.until(1.0) < 0.1 * plan.budget_s:
+        if clock.until(0.65) < 0:  # the rest is the batched part's
             runs[name] = {"skipped": "the check's time ran out"}
             continue
         try:
@@ -341,7 +309,9 @@ def main(argv=None) -> int:
     report = {"smoke": args.smoke, "plan": dataclasses.asdict(plan), "machine": machine(plan.device),
               "skipped": smoke_skipped() if args.smoke else [], "errors": {}}
     parts = (("tests", lambda: run_tests(plan)), ("throughput", lambda: measure_throughput(plan, clock)),
-             ("training", lambda: run_training(plan, clock, report["skipped"])))
+             ("training", lambda: run_training(plan, clock, report["skipped"])),
+             ("batched", lambda: run_batched(plan.batched, training_env(plan)[0], plan.train_overrides, plan.device,
+                                             clock)))
     for part, run in parts:
         print(f"[{clock.elapsed():5.0f} s] {part} ...", flush=True)
         try:

@@ -65,6 +65,34 @@ def training_lines(runs: dict) -> list[str]:
     return lines
 
 
+def batched_lines(batched: dict) -> list[str]:
+    """The batched part: the equality checks, member-updates/s and member-steps/s for each mode and K."""
+    lines = [f"batched TD3 on {batched['env_id']} ({'-'.join(map(str, batched['spec']['hidden']))}, batch "
+             f"{batched['spec']['batch']}):"]
+    for name, check in batched.get("equality", {}).items():
+        if "within_tolerance" in check:
+            verdict = "equal" if check["within_tolerance"] else "NOT equal"
+            name += " (both eager: no CUDA graphs here)" if check.get("cuda_graph") is False else ""
+            lines.append(f"  {name}: {verdict} within rtol {check['tolerance']['rtol']:g}, atol "
+                         f"{check['tolerance']['atol']:g} after {check['updates']} updates of {check['members']} "
+                         f"members (largest difference {check['max_abs_diff']:.2e})")
+        else:
+            lines.append(f"  {name}: {check.get('error') or check.get('skipped')}")
+    for name, row in batched.get("updates", {}).items():
+        ratios = "".join(f", {label} {row[key]:.2f}" for key, label in (("x_eager", "x eager"), ("x_k1", "x K=1"))
+                         if key in row)
+        lines.append(f"  updates, {name}: {row['member_updates_per_s']:,.0f} member-updates/s{ratios}"
+                     if "member_updates_per_s" in row else f"  updates, {name}: {row.get('error') or row.get('skipped')}")
+    for name, run in batched.get("training", {}).items():
+        if "learning_member_steps_per_s" not in run:
+            lines.append(f"  training, {name}: {run.get('error') or run.get('skipped')}")
+            continue
+        x = f" (x K=1: {run['x_k1']:.2f})" if "x_k1" in run else ""
+        lines.append(f"  training, {name}: random phase {run['random_member_steps_per_s']:,.0f}, learning phase "
+                     f"{run['learning_member_steps_per_s']:,.0f} member-steps/s{x}, evaluation apart")
+    return lines
+
+
 def duration(seconds: float) -> str:
     """Seconds as hours, minutes or seconds, whichever reads best."""
     if seconds >= 3600:
@@ -82,6 +110,8 @@ def summary_text(report: dict) -> str:
     if "throughput" in report:
         lines += throughput_lines(report["throughput"])
     lines += training_lines(report.get("training", {}))
+    if "batched" in report:
+        lines += batched_lines(report["batched"])
     lines += [f"skipped: {s}" for s in report["skipped"]]
     lines += [f"error in {part}: {e}" for part, e in report["errors"].items()]
     return "\n".join(lines) + "\n"
@@ -97,5 +127,8 @@ def broken(report: dict) -> bool:
     """Whether a part broke, a test failed, or a contender or training run raised."""
     rows = [row for rows in report.get("throughput", {}).get("sizes", {}).values() for row in rows.values()]
     rows += list(report.get("training", {}).values())
+    batched = report.get("batched", {})
+    rows += [*batched.get("updates", {}).values(), *batched.get("training", {}).values()]
+    checks = batched.get("equality", {}).values()
     return bool(report["errors"]) or report.get("tests", {}).get("returncode") != 0 or \
-        any("error" in row for row in rows)
+        any("error" in row for row in rows) or any("error" in c or c.get("within_tolerance") is False for c in checks)

@@ -1,5 +1,6 @@
 """The GPU path a Colab learner takes: train, checkpoint, resume, move checkpoints between devices,
-and the CUDA-graph update (TD3Config.cuda_graph) against the eager one.
+the CUDA-graph update (TD3Config.cuda_graph) against the eager one, and the batched update (K runs in
+one process, td3_lib.batched) on the GPU against its eager self and against each member's own TD3.
 
 The tests marked ``needs_cuda`` skip on a machine without CUDA (benchmarks/gpu_check.py runs them
 where there is one); the same checkpoint path is covered on the CPU by tests/test_resume.py (a
@@ -15,6 +16,7 @@ import torch
 
 from conftest import Interrupt, stop_at
 from td3_lib import Batch, TD3, TD3Config, train
+from td3_lib.batched import BatchedTD3, actor_forward, actor_params, critic_params
 from td3_lib.cuda_graph import StaticBatch
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -25,12 +27,12 @@ GRAPH_CFG = dataclasses.replace(CFG, cuda_graph=True)
 OBS, ACT = 11, 3  # Hopper-v5's sizes
 
 
-def random_batches(n: int, size: int, device: str, seed: int = 0) -> list[Batch]:
+def random_batches(n: int, size: int, device: str, seed: int = 0, act: int = ACT) -> list[Batch]:
     g = torch.Generator(device).manual_seed(seed)
 
     def draw(*shape):
         return torch.randn(*shape, generator=g, device=device)
-    return [Batch(draw(size, OBS), draw(size, ACT).clamp(-1, 1), draw(size, 1), draw(size, OBS),
+    return [Batch(draw(size, OBS), draw(size, act).clamp(-1, 1), draw(size, 1), draw(size, OBS),
                   (torch.rand(size, 1, generator=g, device=device) > 0.05).float()) for _ in range(n)]
 
 
@@ -42,6 +44,57 @@ def same_start(cfg: TD3Config, device: str) -> tuple[TD3, TD3]:
         agents.append(TD3(OBS, -np.ones(ACT), np.ones(ACT), dataclasses.replace(cfg, cuda_graph=cuda_graph),
                           device=device))
     return agents[0], agents[1]
+
+
+MEMBERS = [dataclasses.replace(TD3Config(hidden_sizes=(64, 64), batch_size=128), clipped_double_q=c,
+                               target_policy_smoothing=s, delayed_policy_updates=d, policy_freq=f)
+           for c, s, d, f in [(True, True, True, 2), (False, False, False, 2), (False, True, True, 2),
+                              (True, False, True, 3), (True, True, False, 2)]]
+"""Members of a batch: TD3, DDPG, TD3 without clipped double Q, without smoothing (delay 3), without the
+delay; so the members step their actors at different updates (several actor graphs)."""
+TOLERANCE = dict(rtol=1e-5, atol=1e-6)
+
+
+def members(configs, device: str, act: int = ACT) -> list[TD3]:
+    """One agent per config, member k's drawn after torch.manual_seed(k), as train_batched builds them."""
+    agents = []
+    for k, cfg in enumerate(configs):
+        torch.manual_seed(k)
+        agents.append(TD3(OBS, -np.ones(act), np.ones(act), cfg, device=device))
+    return agents
+
+
+def stacked_batches(n: int, k: int, size: int, device: str, act: int = ACT) -> list[Batch]:
+    """n minibatches of k members each, fields (k, size, dim)."""
+    per_member = [random_batches(n, size, device, seed=seed, act=act) for seed in range(k)]
+    return [Batch(*(torch.stack(fields) for fields in zip(*(b[i] for b in per_member)))) for i in range(n)]
+
+
+def batch_tensors(batched: BatchedTD3) -> list[torch.Tensor]:
+    return [*batched.actor, *batched.actor_target, *batched.critic, *batched.critic_target]
+
+
+def own_tensors(agent: TD3) -> list[torch.Tensor]:
+    """An agent's tensors in the batch's order (batch_tensors' member slices)."""
+    return [*actor_params(agent), *actor_params(agent, True), *critic_params(agent), *critic_params(agent, True)]
+
+
+def assert_batched_equals_singles(batched: BatchedTD3, singles: list[TD3], n: int, device: str) -> None:
+    """n updates of the batch and of each member's own agent on the same minibatches: every loss after every
+    update, every network and target after the last, to float tolerance."""
+    size, act = singles[0].config.batch_size, singles[0].action_dim
+    for it, batch in enumerate(stacked_batches(n, len(singles), size, device, act)):
+        got = batched.update(batch)
+        for k, single in enumerate(singles):
+            wanted = single.update(Batch(*(field[k] for field in batch)))
+            for name in ("critic_loss", "q1", "actor_loss"):
+                mine = got[name][k] if name in got else torch.tensor(float("nan"), device=device)
+                theirs = wanted.get(name, torch.tensor(float("nan"), device=device))
+                torch.testing.assert_close(mine, theirs, equal_nan=True, **TOLERANCE,
+                                           msg=lambda m: f"member {k}, {name}, update {it + 1}: {m}")
+    for k, single in enumerate(singles):
+        for mine, theirs in zip([t[k] for t in batch_tensors(batched)], own_tensors(single), strict=True):
+            torch.testing.assert_close(mine.detach(), theirs.detach(), **TOLERANCE, msg=lambda m: f"member {k}: {m}")
 
 
 def assert_same_weights(a: TD3, b: TD3, **tol) -> None:
@@ -137,7 +190,46 @@ def test_a_cuda_graph_agent_saved_loads_on_the_gpu_and_on_the_cpu(tmp_path):
     assert_same_weights(eager, again, rtol=1e-5, atol=1e-6)
 
 
+@needs_cuda
+def test_batched_cuda_graph_update_equals_the_batched_eager_one_over_100_updates():
+    """Five members that step their actors at different updates: the same losses after every update and the
+    same networks, targets and smoothing-noise generators after 100, with the critic's graph and one actor
+    graph per set of members that step together captured and replayed."""
+    eager = BatchedTD3(members(MEMBERS, "cuda"))
+    graphed = BatchedTD3(members([dataclasses.replace(c, cuda_graph=True) for c in MEMBERS], "cuda"))
+    for it, batch in enumerate(stacked_batches(100, len(MEMBERS), 128, "cuda")):
+        a, b = eager.update(batch), graphed.update(batch)
+        assert sorted(a) == sorted(b), f"update {it + 1}"
+        for key in a:
+            torch.testing.assert_close(b[key], a[key], equal_nan=True, **TOLERANCE)
+    captured = {key for key, step in graphed.graphs.items() if step.graph is not None}
+    assert ("critic", (True,) * len(MEMBERS)) in captured
+    assert len([key for key in captured if key[0] == "actor"]) >= 3  # delays 1, 2 and 3 give several member sets
+    for p, q in zip(batch_tensors(graphed), batch_tensors(eager), strict=True):
+        torch.testing.assert_close(p.detach(), q.detach(), **TOLERANCE)
+    for g, e in zip(graphed.generators, eager.generators):
+        assert torch.equal(g.get_state(), e.get_state())
+
+
+@needs_cuda
+def test_batched_eager_update_on_cuda_equals_each_members_own_td3_update():
+    """On a GPU the members' actors run as one batched product, which sums in another order than a single
+    actor's: the first 20 updates agree to float tolerance (docs/batched.md)."""
+    assert_batched_equals_singles(BatchedTD3(members(MEMBERS, "cuda")), members(MEMBERS, "cuda"), 20, "cuda")
+
+
 # ------------------------------------------------------------ on any machine
+
+@pytest.mark.parametrize("act", [ACT, 1])
+def test_the_batched_actor_a_gpu_runs_equals_each_members_own_actor_on_the_cpu(monkeypatch, act):
+    """The GPU's form of the batch (the members' actors as one batched product, not one by one) run on the
+    CPU: its first 20 updates agree with each member's own TD3 to the tolerance the GPU is held to. With one
+    action the batched product rounds the last layer otherwise than F.linear does, as a GPU's kernels do."""
+    def batched_mu(self, params, obs):
+        return actor_forward(params, obs, self.center, self.half_range, one_by_one=False)
+    monkeypatch.setattr(BatchedTD3, "mu", batched_mu)
+    assert_batched_equals_singles(BatchedTD3(members(MEMBERS, "cpu", act)), members(MEMBERS, "cpu", act), 20, "cpu")
+
 
 def test_cuda_graph_off_a_gpu_is_refused_in_one_line():
     with pytest.raises(ValueError, match=r"^TD3Config.cuda_graph=True needs a CUDA device, not 'cpu': "

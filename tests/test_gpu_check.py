@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from conftest import script_module
-from td3_lib import preset
+from td3_lib import TD3Config, preset
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
@@ -28,6 +28,16 @@ def gpu_check():
 @pytest.fixture(scope="module")
 def gpu_report(gpu_check):
     return sys.modules["gpu_report"]
+
+
+@pytest.fixture(scope="module")
+def training_clock(gpu_check):
+    return sys.modules["training_clock"]
+
+
+@pytest.fixture(scope="module")
+def gpu_batched(gpu_check):
+    return sys.modules["gpu_batched"]
 
 
 def test_phase_rates_take_evaluation_time_out_and_set_the_warm_up_interval_apart(gpu_check):
@@ -57,13 +67,47 @@ def test_duration_reads_seconds_minutes_or_hours(gpu_report):
     assert [gpu_report.duration(s) for s in (7.4, 90, 5400)] == ["7 s", "2 min", "1.5 h"]
 
 
-def test_episode_clock_counts_evaluation_episodes_only(gpu_check):
-    env = gpu_check.EpisodeClock(gym.make("Pendulum-v1"))
+def test_episode_clock_counts_evaluation_episodes_only(training_clock):
+    env = training_clock.EpisodeClock(gym.make("Pendulum-v1"))
     env.reset(seed=0)
     for _ in range(200):
         env.step(env.action_space.sample())
     assert env.steps == 200 and env.seconds > 0 and env.started is None  # Pendulum ends at 200 steps
+    assert env.episodes == 1
     env.close()
+
+
+def test_a_batched_runs_evaluation_environments_are_the_ones_timed(training_clock):
+    """train_batched makes each member's training environment, then its evaluation environment: the clocks
+    sit on the evaluation ones, and count one episode per evaluation of each member."""
+    cfg = TD3Config(hidden_sizes=(16, 16), batch_size=16, start_timesteps=40, total_steps=70, eval_freq=40,
+                    eval_episodes=1)
+    marks = training_clock.timed_batched_run("Pendulum-v1", cfg, [0, 1], "cpu")
+    assert [m[0] for m in marks] == [0, 40, 70]  # an evaluation every 40 steps and at the end
+    assert marks[-1][3] == 2 * 2 * 200  # two members, two evaluations of a 200-step episode each
+    clocks = training_clock.EvaluationClocks()
+    train, evaluation = clocks("Pendulum-v1"), clocks("Pendulum-v1")
+    assert clocks.clocks == [evaluation] and not isinstance(train, training_clock.EpisodeClock)
+    with pytest.raises(RuntimeError, match="counted \\[0\\] episodes, not 2 each"):
+        clocks.check(2)
+
+
+def test_the_batched_equality_checks_hold_on_the_cpu_and_catch_a_difference(gpu_batched):
+    spec = sys.modules["batched_blocks"].UpdateSpec(3, 1, (16, 16), 16, 100)
+    cfg = spec.config()
+    same = gpu_batched.batched_against_single(spec, cfg, 6, "cpu")
+    assert same["within_tolerance"] and same["max_abs_diff"] == 0.0  # on the CPU, to the last bit
+    assert gpu_batched.graph_against_eager(spec, cfg, 6, "cpu", graph=False)["within_tolerance"]
+    a = [torch.ones(3), torch.zeros(2)]
+    assert not gpu_batched.compare(a, [torch.ones(3), torch.full((2,), 1e-4)])["within_tolerance"]
+
+
+def test_a_batched_equality_failure_marks_the_check_broken(gpu_report):
+    report = {"errors": {}, "tests": {"returncode": 0},
+              "batched": {"equality": {"graph_vs_eager": {"within_tolerance": True}}, "updates": {}, "training": {}}}
+    assert not gpu_report.broken(report)
+    report["batched"]["equality"]["batched_vs_single"] = {"within_tolerance": False}
+    assert gpu_report.broken(report)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
@@ -91,4 +135,9 @@ def test_smoke_check_runs_on_the_cpu_and_writes_its_report(tmp_path):
     assert run["learning_steps_per_s"] > 0 and run["preset_budget"]["total_s"] > 0
     assert run["preset_budget"]["hours"] == pytest.approx(run["preset_budget"]["total_s"] / 3600, abs=1e-4)
     assert any("cuda_graph" in s and "CUDA device" in s for s in report["skipped"])
-    assert "skipped: " in (tmp_path / "summary.txt").read_text()
+    batched = report["batched"]
+    assert all(check["within_tolerance"] for check in batched["equality"].values())
+    assert set(batched["updates"]) == {"eager K=1", "eager K=2"} and batched["updates"]["eager K=2"]["x_k1"] > 0
+    assert all(run["learning_member_steps_per_s"] > 0 for run in batched["training"].values())
+    summary = (tmp_path / "summary.txt").read_text()
+    assert "skipped: " in summary and "batched TD3 on Pendulum-v1" in summary
