@@ -159,7 +159,8 @@ def step_environments(members: list[Member], stepping: list[int], batched: Batch
                       replay: StackedReplayBuffers) -> None:
     """One environment step of each member in ``stepping``, its transition stored: random actions for its
     first ``start_timesteps``, then its actor's (one batched forward for all) plus its exploration noise."""
-    mu = batched.act(np.stack([m.obs for m in members]))
+    acting = any(members[k].run.step >= members[k].run.config.start_timesteps for k in stepping)
+    mu = batched.act(np.stack([m.obs for m in members])) if acting else None  # no actor in the random phase
     rows = []
     for k in stepping:
         member, run = members[k], members[k].run

@@ -123,13 +123,14 @@ class StackedReplayBuffers:
 
     def add(self, obs, action, reward, next_obs, terminated, members) -> None:
         """Store one transition for each member in ``members`` (indices into the stack; each field has one row
-        per member listed), as ``ReplayBuffer.add`` would: ``terminated``, not ``terminated or truncated``."""
-        rows = torch.as_tensor(np.asarray(members), device=self.device)
-        slots = torch.as_tensor([self.buffers[k].ptr for k in members], device=self.device)
-        values = (obs, action, np.asarray(reward, dtype=np.float32)[:, None], next_obs,
-                  1.0 - np.asarray(terminated, dtype=np.float32)[:, None])
-        for name, value in zip(FIELDS, values):
-            self.storage[name][rows, slots] = torch.as_tensor(np.asarray(value, dtype=np.float32), device=self.device)
+        per member listed), as ``ReplayBuffer.add`` would: ``terminated``, not ``terminated or truncated``.
+        The rows go to the device in one copy."""
+        values = (obs, action, np.asarray(reward)[:, None], next_obs, 1.0 - np.asarray(terminated, dtype=np.float32)[:, None])
+        rows = torch.as_tensor(np.concatenate([np.asarray(v, dtype=np.float32) for v in values], axis=1), device=self.device)
+        at = (torch.as_tensor(np.asarray(members), device=self.device),
+              torch.as_tensor([self.buffers[k].ptr for k in members], device=self.device))
+        for name, part in zip(FIELDS, rows.split([self.storage[name].shape[-1] for name in FIELDS], dim=1)):
+            self.storage[name][at] = part
         for k in members:
             buffer = self.buffers[k]
             buffer.ptr = (buffer.ptr + 1) % buffer.capacity
