@@ -36,8 +36,6 @@ them in an experiment's ``Sweep`` under ``experiments/``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import gymnasium as gym
 import numpy as np
 import torch
