@@ -246,6 +246,7 @@ def check_critic_update(fn) -> str:
 # ------------------------------------------------------------------ lesson 02
 
 # ------------------------------------------------------------------ lesson 03
+from .twin_critic_check import check_twin_critic_loss  # noqa: E402,F401  (its machinery lives there)
 
 # ------------------------------------------------------------------ lesson 04
 import torch  # noqa: E402  (each lesson's section imports what it needs)
