@@ -384,6 +384,10 @@ def test_03_the_check_compares_with_td3_libs_own_loss():
     assert (batch.not_done == 0).any() and (batch.not_done == 1).any()
 
 
+def test_03_the_lesson_calls_its_check_and_defines_none():
+    assert_calls_its_checks("03", {"twin_critic_loss": "raise NotImplementedError"})
+
+
 # ------------------------------------------------------------------ lesson 04
 import textwrap  # noqa: E402  (each lesson's section imports what it needs)
 

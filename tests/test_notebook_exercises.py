@@ -85,19 +85,6 @@ def test_02_two_action_bias():
     })
 
 
-# ------------------------------------------------------------------ 03
-def test_03_clipped_target():
-    stub = "def clipped_target(reward, not_done, q1_next, q2_next, discount):\n    return {}"
-    verdicts("03", "check_clipped_target", "clipped_target",
-             stub.format("reward + discount * not_done * torch.minimum(q1_next, q2_next)"), {
-        "DDPG's target": stub.format("reward + discount * not_done * q1_next"),
-        "the larger critic": stub.format("reward + discount * not_done * torch.maximum(q1_next, q2_next)"),
-        "the mean of the two": stub.format("reward + discount * not_done * (q1_next + q2_next) / 2"),
-        "not_done forgotten": stub.format("reward + discount * torch.minimum(q1_next, q2_next)"),
-        "the second critic alone": stub.format("reward + discount * not_done * q2_next"),
-    })
-
-
 # ------------------------------------------------------------------ 05
 def test_05_updates_to_close():
     verdicts("05", "check_updates_to_close", "updates_to_close", """
