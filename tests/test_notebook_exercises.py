@@ -70,19 +70,6 @@ def library_verdicts(lesson: str, run, name: str, right: str, wrong: dict[str, s
         assert message.startswith("Not yet"), f"{slip}: {message}"
 
 
-# ------------------------------------------------------------------ 03
-def test_03_clipped_target():
-    stub = "def clipped_target(reward, not_done, q1_next, q2_next, discount):\n    return {}"
-    verdicts("03", "check_clipped_target", "clipped_target",
-             stub.format("reward + discount * not_done * torch.minimum(q1_next, q2_next)"), {
-        "DDPG's target": stub.format("reward + discount * not_done * q1_next"),
-        "the larger critic": stub.format("reward + discount * not_done * torch.maximum(q1_next, q2_next)"),
-        "the mean of the two": stub.format("reward + discount * not_done * (q1_next + q2_next) / 2"),
-        "not_done forgotten": stub.format("reward + discount * torch.minimum(q1_next, q2_next)"),
-        "the second critic alone": stub.format("reward + discount * not_done * q2_next"),
-    })
-
-
 # ------------------------------------------------------------------ 06
 def test_06_count_updates():
     verdicts("06", "check_count_updates", "count_updates", """

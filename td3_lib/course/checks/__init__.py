@@ -11,6 +11,7 @@ in collapsed blocks.
 from .lesson00 import check_discounted_return, check_scale_action, check_play_random_episode
 from .lesson01 import check_critic_update
 from .lesson02 import check_bias_from_rollout
+from .lesson03 import check_twin_critic_loss
 from .lesson04 import check_smoothed_target_action
 from .lesson05 import check_delayed_update
 from .lesson08 import check_collect, check_critic_loss
@@ -19,6 +20,7 @@ __all__ = [
     "check_discounted_return", "check_scale_action", "check_play_random_episode",
     "check_critic_update",
     "check_bias_from_rollout",
+    "check_twin_critic_loss",
     "check_smoothed_target_action",
     "check_delayed_update",
     "check_collect", "check_critic_loss",
