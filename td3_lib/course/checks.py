@@ -348,6 +348,7 @@ def generator_problem(fn) -> str | None:
 # ------------------------------------------------------------------ lesson 06
 
 # ------------------------------------------------------------------ lesson 07
+from .permutation_check import check_permutation_p  # noqa: E402,F401  (its cases and slips live there)
 
 # ------------------------------------------------------------------ lesson 08
 from .pitfall_checks import check_collect, check_critic_loss  # noqa: E402,F401  (their machinery lives there)
