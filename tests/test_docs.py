@@ -8,7 +8,9 @@ import pytest
 
 from conftest import script_module
 from td3_lib import TD3Config
-from td3_lib.stats import bootstrap_difference_ci, permutation_p_value
+from td3_lib.course import results as shipped
+from td3_lib.course.paper import TABLE2, learning_curves
+from td3_lib.stats import LAST_K, bootstrap_difference_ci, difference, paper_scores, permutation_p_value
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -112,6 +114,67 @@ def test_the_readme_says_at_each_budget_whether_td3_minus_ddpg_separates():
         verdict, other = ("separates", "does not separate")[::1 if separates == "yes" else -1]
         assert re.search(rf"at {step} steps,? TD3 − DDPG {verdict} \(p = {p}\)", prose, re.I), (step, verdict, p)
         assert not re.search(rf"at {step} steps,? TD3 − DDPG {other}", prose, re.I), (step, other)
+
+
+LESSON_07 = ROOT / "notebooks" / "07_ablations.ipynb"
+
+
+def lesson_cells(notebook: Path, kind: str) -> list[str]:
+    """The sources of a lesson's cells of one kind ("markdown" or "code")."""
+    import json
+
+    return ["".join(c["source"]) for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == kind]
+
+
+def lesson_prose(notebook: Path) -> str:
+    """A lesson's markdown, its whitespace folded to single spaces."""
+    return " ".join(" ".join(text.split()) for text in lesson_cells(notebook, "markdown"))
+
+
+def test_lesson_07_says_what_its_shipped_hopper_ablation_shows():
+    """Lesson 07 reads its Hopper-v5 ablation from one shipped file (``HOPPER_ABLATION``): its prose names that
+    file's budget, says that nothing separates from TD3 only where the README's generated table (made from the
+    same file) says so for every variant, and quotes TD3's spread over seeds."""
+    code = "\n".join(lesson_cells(LESSON_07, "code"))
+    file = re.search(r'^HOPPER_ABLATION = "([^"]+)"', code, re.M).group(1)
+    rows, step = shipped.load(file), shipped.entry(file)["steps"]
+    prose = lesson_prose(LESSON_07)
+    assert f"The ablation is shown at **{step:,} steps" in prose
+    table = generate.ablation_table(rows, learning_curves("Hopper-v5"), step).splitlines()
+    verdicts = [line.split(" | ")[7].strip(" |") for line in table[3:7]]
+    assert len(verdicts) == 4 and set(verdicts) <= {"yes", "no"}
+    assert (f"At {step:,} steps nothing separates from TD3." in prose) == (verdicts == ["no"] * 4)
+    td3 = shipped.finals(rows, "TD3", last_k=LAST_K)
+    assert f"TD3's own seeds run from {td3.min():.1f} to {td3.max():.1f}" in prose
+
+
+def test_lesson_07_says_at_each_budget_whether_td3_minus_ddpg_separates():
+    """Lesson 07's prose on TD3 against DDPG at 300,000 and 1,000,000 steps gives the verdict and the p of the
+    shipped runs scored as the paper's Table 2 scores them, and the paper's gap beside ours."""
+    rows, prose = shipped.load("hopper_v5_1m.csv"), lesson_prose(LESSON_07)
+    for step in (300_000, 1_000_000):
+        td3, ddpg = (paper_scores(shipped.histories(rows, v), step) for v in ("TD3", "DDPG"))
+        d = difference(td3.finals, ddpg.finals)
+        verdict = "separates" if d.separates else "does not separate"
+        assert re.search(rf"At {step:,} steps (TD3 − DDPG|it) {verdict} \(p = {d.p:.3f}\)", prose), (step, verdict)
+    paper = TABLE2["Hopper"]["TD3"] - TABLE2["Hopper"]["DDPG"]
+    assert f"The paper's gap, {paper:+.1f}, is larger than ours, {d.mean:+.1f}" in prose
+
+
+def test_lesson_07_reads_its_pendulum_ablation_as_the_shipped_runs_give_it():
+    """The learner's batched Pendulum ablation equals the shipped runs on the CPU that made them, so the
+    lesson's prose about it must hold for the shipped runs: no final score separates from TD3's, TD3 − CDQ's
+    gap and p, and TD3 − DP's earlier swing-up (first evaluation above −500), which separates."""
+    rows, prose = shipped.load("pendulum_variants.csv"), lesson_prose(LESSON_07)
+    final = {v: shipped.finals(rows, v, last_k=LAST_K) for v in ("TD3", "DDPG", "TD3-CDQ", "TD3-TPS", "TD3-DP")}
+    assert not any(difference(x, final["TD3"]).separates for v, x in final.items() if v != "TD3")
+    cdq = difference(final["TD3-CDQ"], final["TD3"])
+    assert f"TD3 − CDQ has the lowest mean, {-cdq.mean:.1f} below TD3" in prose and f"p = {cdq.p:.3f}" in prose
+    swing = {v: [next(h["step"] for h in history if h["eval_mean"] > -500) for history in shipped.histories(rows, v)]
+             for v in ("TD3", "TD3-DP")}
+    assert max(swing["TD3-DP"]) < min(swing["TD3"])
+    d = difference(swing["TD3-DP"], swing["TD3"])
+    assert d.separates and f"by {-d.mean:,.0f} steps on average, and the difference separates (p = {d.p:.3f})" in prose
 
 
 def test_no_page_or_lesson_holds_a_placeholder():
