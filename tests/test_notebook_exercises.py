@@ -112,21 +112,6 @@ def test_05_updates_to_close():
     })
 
 
-# ------------------------------------------------------------------ 06
-def test_06_count_updates():
-    verdicts("06", "check_count_updates", "count_updates", """
-        def count_updates(cfg):
-            critic = max(0, cfg.total_steps - max(cfg.start_timesteps, cfg.batch_size - 1))
-            return critic, critic // cfg.policy_freq
-    """, {
-        "the stub": "def count_updates(cfg):\n    return None",
-        "batch size ignored": "def count_updates(cfg):\n    critic = cfg.total_steps - cfg.start_timesteps\n    return critic, critic // cfg.policy_freq",
-        "actor at every step": "def count_updates(cfg):\n    critic = max(0, cfg.total_steps - max(cfg.start_timesteps, cfg.batch_size - 1))\n    return critic, critic",
-        "actor rounded up": "def count_updates(cfg):\n    critic = max(0, cfg.total_steps - max(cfg.start_timesteps, cfg.batch_size - 1))\n    return critic, -(-critic // cfg.policy_freq)",
-        "every step updates": "def count_updates(cfg):\n    return cfg.total_steps, cfg.total_steps // cfg.policy_freq",
-    })
-
-
 # ------------------------------------------------------------------ 07
 def test_07_permutation_p():
     verdicts("07", "check_permutation_p", "permutation_p", """
