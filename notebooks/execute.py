@@ -9,10 +9,10 @@ outputs and the progress bars' widget state are written back into the notebook. 
 are unset, so that no progress bar's stored text is cut to a terminal's width.
 
 Lesson 06's full budget is a 300,000-step Hopper-v5 run, about an hour on one CPU core. It is the run
-of ``LESSON_06_COMMAND`` (the same call, preset, budget and seed), so the lesson starts from that run,
-finished: its checkpoint, history and best actor are copied into the lesson's checkpoint folder, where
-the training cell resumes it and returns at once (``STARTS_FROM``; without the run, the lesson is not
-executed at the full budget). ``--quick`` runs every lesson in quick mode (a
+of ``LESSON_06_COMMAND`` (the command, preset, budget, seed and thread the lesson's background run uses),
+so the lesson starts from that run, finished: its checkpoint, history and best actor are copied into the
+lesson's checkpoint folder, where the lesson's background run resumes it and returns at once
+(``STARTS_FROM``; without the run, the lesson is not executed at the full budget). ``--quick`` runs every lesson in quick mode (a
 check that it runs, not outputs to commit).
 
 After each lesson the stored outputs are checked with the rules of tests/test_notebook_outputs.py

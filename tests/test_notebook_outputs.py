@@ -149,3 +149,28 @@ def test_a_lesson_is_executed_without_the_runs_of_its_earlier_executions(tmp_pat
         (runs / name / "history.csv").write_text("x")
     execute_script().fresh_runs(tmp_path / "07_ablations.ipynb")
     assert sorted(p.name for p in runs.iterdir()) == ["06_your_agent", "Hopper-v5-seed0", "videos"]
+
+
+def stored_clips(notebook: Path) -> list[bytes]:
+    """The mp4 clips a lesson's stored outputs embed (``show_video`` and ``show_videos`` embed them as base64)."""
+    import base64
+
+    clips = []
+    for cell in json.loads(notebook.read_text())["cells"]:
+        for output in cell.get("outputs", []):
+            html = "".join(output.get("data", {}).get("text/html", ""))
+            clips += [base64.b64decode(b) for b in re.findall(r"data:video/mp4;base64,([A-Za-z0-9+/=]+)", html)]
+    return clips
+
+
+def test_lesson_06s_stored_hopper_clips_show_the_hopper(tmp_path):
+    """Every clip lesson 06 stores is of Hopper-v5, filmed by the camera that follows it: the hopper is in
+    at least 95% of the frames (td3_lib.video.robot_fraction)."""
+    from td3_lib.video import robot_fraction
+
+    clips = stored_clips(next(p for p in NOTEBOOKS if p.name.startswith("06_")))
+    assert len(clips) == 2  # the shipped hopper and the learner's
+    for k, clip in enumerate(clips):
+        path = tmp_path / f"clip{k}.mp4"
+        path.write_bytes(clip)
+        assert robot_fraction(path) >= 0.95, f"clip {k}: the hopper in {robot_fraction(path):.0%} of the frames"

@@ -232,24 +232,21 @@ def run_learner(fn: Callable, agent: TD3, batch: Batch, it: int, label: str, dre
     return None
 
 
-def check_td3_update(fn: Callable, iterations: int = 6) -> bool:
-    """Print whether ``fn(agent, batch, it)`` does what ``TD3.update`` does; return it."""
+def check_td3_update(fn: Callable, iterations: int = 6) -> str:
+    """Whether ``fn(agent, batch, it)`` does what ``TD3.update`` does: a verdict, "Right: ..." or "Not yet: ..."."""
     global_state = torch.get_rng_state()
     try:
         for case in CASES:
             broken = run_case(answer_key, case, iterations)
             if broken:
-                print(f"This check cannot judge your function on this machine: with torch {torch.__version__} "
-                      f"its own answer key (td3_lib.course.reference.td3_update) fails it. {broken} "
-                      "Please report it.")
-                return False
+                return (f"This check cannot judge your function on this machine: with torch {torch.__version__} "
+                        f"its own answer key (td3_lib.course.reference.td3_update) fails it. {broken} "
+                        "Please report it.")
             problem = run_case(fn, case, iterations)
             if problem:
-                print(f"Not yet: {problem}")
-                return False
+                return f"Not yet: {problem}"
     finally:
         torch.set_rng_state(global_state)
-    print(f"Passed: critic, critic_target, actor and actor_target match TD3.update after each optimiser "
-          f"step and at the end of each of {iterations} iterations, with {CASES[0].label} and with "
-          f"{CASES[1].label}.")
-    return True
+    return (f"Right: critic, critic_target, actor and actor_target match TD3.update after each optimiser "
+            f"step and at the end of each of {iterations} iterations, with {CASES[0].label} and with "
+            f"{CASES[1].label}.")
