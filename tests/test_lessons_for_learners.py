@@ -124,6 +124,18 @@ def test_lessons_04_and_05_are_one_demonstration_long(lesson):
     assert len(cells(lesson)) <= 45
 
 
+def prose_words(lesson: Path) -> int:
+    """The words of a lesson's prose: every markdown cell's sentences, as ``sentences`` counts them."""
+    return sum(n for c in cells(lesson) if c["cell_type"] == "markdown" for n, _ in sentences(text(c)))
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.name[:2])
+def test_a_lesson_fits_an_hour(lesson):
+    """Within 55 cells and 3,000 words of prose, and its card says how long running every cell takes."""
+    assert len(cells(lesson)) <= 55 and prose_words(lesson) <= 3000, (len(cells(lesson)), prose_words(lesson))
+    assert re.search(r"\*\*Time:\*\* about an hour.*?(under a minute|about (a|\d+) minutes?)", text(cells(lesson)[0]), re.S)
+
+
 def test_the_primer_defines_its_words_in_bold_and_the_glossary_links_there():
     primer = " ".join(text(c) for c in cells(LESSONS[0]) if c["cell_type"] == "markdown")
     glossary = (ROOT / "notebooks" / "GLOSSARY.md").read_text()
