@@ -54,10 +54,10 @@ EXPERIMENTS = {
     "pitfalls": Experiment("pitfalls_pendulum.csv", "08", "Pendulum-v1", FIELDS,
                            tuple(Take(PITFALL_SWEEP, name) for name in PITFALL_RUNS)
                            + (Take(PENDULUM, "TD3", "TD3 (correct)"),)),
-    "hopper-v5": Experiment("hopper_v5_variants.csv", "03 04 06 07", "Hopper-v5", FIELDS,
+    "hopper-v5": Experiment("hopper_v5_variants.csv", "03 04 07", "Hopper-v5", FIELDS,
                             tuple(Take(HOPPER_V5_1M, v, until=300_000) for v in HOPPER_V5_1M.variants)
                             + tuple(Take(s, v) for s in HOPPER_V5_ABLATIONS for v in s.variants)),
-    "hopper-v5-1m": Experiment("hopper_v5_1m.csv", "02 03 07", "Hopper-v5", FIELDS,
+    "hopper-v5-1m": Experiment("hopper_v5_1m.csv", "02 06 07", "Hopper-v5", FIELDS,
                                tuple(Take(HOPPER_V5_1M, v) for v in HOPPER_V5_1M.variants)),
     "hopper-v5-table2": Experiment("hopper_v5_table2.csv", "07", "Hopper-v5", FIELDS,
                                    (Take(HOPPER_V5_1M_TD3_AGAIN, "TD3"), Take(HOPPER_V5_1M, "TD3", seeds=(1, 2, 3, 4)),

@@ -5,6 +5,10 @@ would pass the notebook tests unnoticed; this test reads the stored notebooks in
 A cell draws when it calls plt.show(), creates a figure (plt.subplots, plt.figure,
 plt.subplot_mosaic), or calls seed_band, draw_update, a plot_* function, or a function
 defined in the notebook that does one of these.
+
+A cell the learner opts into (a switch such as ``RUN_COMPARISON = False`` that the full budget leaves off)
+trains and draws nothing there: its stored output is the one line that says so, "Not run: set ...", and
+that line stands in for the figure.
 """
 
 import ast
@@ -90,10 +94,16 @@ def has_image(cell: dict) -> bool:
     return any("image/png" in output.get("data", {}) for output in cell.get("outputs", []))
 
 
+def not_run(cell: dict) -> bool:
+    """The cell's stored output is only the opt-in's line, "Not run: set ...": it ran nothing to draw."""
+    text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    return len(cell.get("outputs", [])) == 1 and text.startswith("Not run: set ") and text.count("\n") <= 1
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
 def test_every_drawing_cell_stores_its_figure(notebook):
     missing = [f"cell {index} ({''.join(cell['source']).splitlines()[0][:60]!r})"
-               for index, cell in drawing_cells(notebook) if not has_image(cell)]
+               for index, cell in drawing_cells(notebook) if not has_image(cell) and not not_run(cell)]
     assert not missing, f"{notebook.name}: these cells draw but store no image: " + "; ".join(missing)
 
 
@@ -114,3 +124,13 @@ def test_the_rule_finds_what_draws(tmp_path):
     path.write_text(json.dumps({"cells": cells}))
     assert [i for i, _ in drawing_cells(path)] == [0, 3, 4, 6]
     assert [i for i, c in drawing_cells(path) if not has_image(c)] == [3, 4]
+
+
+def test_only_an_opt_in_that_did_not_run_stands_in_for_a_figure():
+    stream = lambda text: {"output_type": "stream", "name": "stdout", "text": [text]}
+    cell = lambda *outputs: {"cell_type": "code", "source": ["if RUN:\n    plt.show()\n"], "outputs": list(outputs)}
+    assert not_run(cell(stream("Not run: set RUN_COMPARISON = True on a GPU runtime.\n")))
+    assert not not_run(cell())                                                  # nothing stored
+    assert not not_run(cell(stream("10 runs of 1,000,000 steps in 3.1 h\n")))    # it ran, and lost its figure
+    assert not not_run(cell(stream("Not run: set RUN = True.\n"), stream("more\n")))
+    assert not not_run(cell(stream("Not run: set RUN = True.\nthen it trained\n")))
