@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 from typing import NamedTuple
 
 import torch
@@ -12,14 +11,12 @@ import torch.nn.functional as F
 from ...agent import TD3
 from ...buffer import Batch
 from ...config import TD3Config
-from .calls import learners_call
+from .calls import OWN_CRITIC_STEPS, watched_call
 
 
 DDPG = TD3Config(hidden_sizes=(32, 32), clipped_double_q=False, target_policy_smoothing=False,
                  delayed_policy_updates=False, discount=0.8)
 """The agent of lesson 01's check: DDPG, small networks, a discount far enough from 1 to be seen."""
-OWN_STEPS = {TD3.target_q.__code__, TD3.critic_loss.__code__, TD3.critic_step.__code__, TD3.update.__code__}
-"""td3_lib's own critic step, seen by its code objects however it is reached."""
 CRITIC_SLIPS = {
     "truncated ends": "truncated transitions stop your target: only terminated ends the sum, a time limit does not.",
     "never ends": "your target looks past terminated transitions: multiply Q' by not_done = 1 - terminated.",
@@ -75,16 +72,6 @@ def slip_losses(agent: TD3, b: Transitions, discount: float) -> dict[str, float]
                 "the actor": loss(actor=agent.actor), "minus": loss(sign=-1), "negated": -right}
 
 
-def watched(fn, *args):
-    """``fn(*args)``, its "Not yet" sentence if it failed, and whether it called td3_lib's own critic step."""
-    calls, previous = [], sys.getprofile()
-    sys.setprofile(lambda frame, event, arg: calls.append(1) if event == "call" and frame.f_code in OWN_STEPS else None)
-    try:
-        got, problem = learners_call(fn, *args)
-    finally:
-        sys.setprofile(previous)
-    return got, problem, bool(calls)
-
 
 def weights(*modules) -> list[torch.Tensor]:
     return [p.detach().clone() for m in modules for p in m.parameters()]
@@ -101,7 +88,7 @@ def critic_verdict(fn, seed: int) -> str | None:
     reference.critic_step(Batch(b.obs, b.action, b.reward, b.next_obs, 1 - b.terminated))  # td3_lib's own step
     losses, before = slip_losses(agent, b, DDPG.discount), weights(agent.critic)
     others = weights(agent.actor, agent.critic_target, agent.actor_target)
-    got, problem, called_own = watched(fn, agent, b, DDPG.discount)
+    got, problem, called_own = watched_call(fn, OWN_CRITIC_STEPS, agent, b, DDPG.discount)
     if problem or called_own:
         return problem or f"Not yet: {fn.__name__} calls td3_lib's own critic step; write the steps yourself."
     if any(p.grad is not None for m in (agent.critic_target, agent.actor_target) for p in m.parameters()):

@@ -17,7 +17,6 @@ passed by calling them. The pure functions ``clipped_double_q`` and ``bellman_ta
 
 from __future__ import annotations
 
-import sys
 import warnings
 from typing import Callable
 
@@ -27,11 +26,10 @@ import torch.nn.functional as F
 from ...agent import TD3
 from ...buffer import Batch
 from ...config import TD3Config
+from .calls import OWN_CRITIC_STEPS, watched_call
 
 CDQ = TD3Config(hidden_sizes=(32, 32), target_policy_smoothing=False, delayed_policy_updates=False, discount=0.8)
 """The agent of the check: DDPG + clipped double Q, small networks, a discount far enough from 1 to show."""
-OWN_STEPS = {TD3.target_q.__code__, TD3.critic_loss.__code__, TD3.critic_step.__code__, TD3.update.__code__}
-"""TD3's own target and loss, seen by their code objects however they are reached."""
 SLIPS = {
     "the larger": "your target takes the larger of the two target critics; clipped double Q takes the smaller.",
     "the mean": "your target averages the two target critics; clipped double Q takes the smaller of the two.",
@@ -95,23 +93,6 @@ def slip_losses(agent: TD3, b: Batch, discount: float) -> dict[str, float]:
     return {name: float(value) for name, value in losses.items()}
 
 
-def watched_call(fn: Callable, agent: TD3, batch: Batch, discount: float) -> tuple:
-    """``fn(agent, batch, discount)``, its "Not yet" sentence if it failed (None if not), and whether it
-    called TD3's own target or loss. torch's broadcast warning is silenced: the check names that slip."""
-    calls, previous = [], sys.getprofile()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sys.setprofile(lambda frame, event, arg: calls.append(1) if event == "call" and frame.f_code in OWN_STEPS
-                       else None)
-        try:
-            return fn(agent, batch, discount), None, bool(calls)
-        except NotImplementedError:
-            return None, f"Not yet: {fn.__name__} is still the stub: write its body.", bool(calls)
-        except Exception as e:  # noqa: BLE001  (the learner's code, whatever it raises: a verdict, never a traceback)
-            return None, f"Not yet: {fn.__name__} raised {type(e).__name__}: {e}", bool(calls)
-        finally:
-            sys.setprofile(previous)
-
 
 def snapshot(agent: TD3) -> list[torch.Tensor]:
     return [p.detach().clone() for m in (agent.critic, agent.critic_target, agent.actor, agent.actor_target)
@@ -138,7 +119,7 @@ def case_problem(fn: Callable, seed: int) -> str | None:
     """What is wrong with ``fn`` on one case, in one "Not yet" sentence; None when it is TD3's loss."""
     agent, batch = loss_case(seed)
     losses, before = slip_losses(agent, batch, CDQ.discount), snapshot(agent)
-    got, problem, called_own = watched_call(fn, agent, batch, CDQ.discount)
+    got, problem, called_own = watched_call(fn, OWN_CRITIC_STEPS, agent, batch, CDQ.discount)
     if problem or called_own:
         return problem or f"Not yet: {fn.__name__} calls TD3's own target or loss; write the lines yourself."
     if not all(torch.equal(a, b) for a, b in zip(before, snapshot(agent))):

@@ -18,7 +18,6 @@ answer. ``td3_lib.course.checks`` is where the lessons import them from.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from typing import Callable
 
@@ -30,6 +29,7 @@ import torch.nn.functional as F
 from ...agent import TD3
 from ...buffer import Batch, ReplayBuffer
 from ...config import TD3Config
+from .calls import watched_call
 
 
 # ------------------------------------------------------------------ the interaction loop
@@ -162,19 +162,6 @@ def loss_case(seed: int) -> tuple:
     return agent, batch, y, params, (want, broadcast), torch.autograd.grad(want, params)
 
 
-def watched_call(fn: Callable, agent: TD3, batch: Batch, y: torch.Tensor) -> tuple:
-    """``fn(agent, batch, y)``, and whether it called TD3's own loss (torch's broadcast warning is
-    silenced: the check names that bug itself)."""
-    calls, previous = [], sys.getprofile()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sys.setprofile(lambda frame, event, arg: calls.append(1) if event == "call" and frame.f_code in OWN_LOSS
-                       else None)
-        try:
-            return fn(agent, batch, y), bool(calls)
-        finally:
-            sys.setprofile(previous)
-
 
 def loss_problem(got, params: list, losses: tuple, want_grads: tuple) -> str | None:
     """What is wrong with the loss ``got`` against TD3's (``losses``: TD3's and the broadcast slip's),
@@ -202,12 +189,9 @@ def check_critic_loss(fn: Callable) -> str:
     """Whether ``fn(agent, batch, target_q)`` is TD3's critic loss, in one message ("Right: ..." or "Not yet: ...")."""
     for seed in (0, 1):
         agent, batch, y, params, losses, want_grads = loss_case(seed)
-        try:
-            got, called_own = watched_call(fn, agent, batch, y)
-        except NotImplementedError:
-            return "Not yet: critic_loss raised NotImplementedError: write its body."
-        except Exception as e:  # the learner's code, whatever it raises: a verdict, never a traceback
-            return f"Not yet: critic_loss raised {type(e).__name__}: {e}"
+        got, problem, called_own = watched_call(fn, OWN_LOSS, agent, batch, y)
+        if problem:
+            return problem
         if called_own:
             return "Not yet: critic_loss calls TD3's own critic loss; write the two losses yourself."
         problem = loss_problem(got, params, losses, want_grads)
