@@ -23,6 +23,9 @@ STATISTICS = re.compile(r"\bp\s*=\s*0?\.\d|\bp-values?\b|\bseparat(e|es|ed|ing)\
 EVIDENCE = "## The evidence"
 MAINTAINER = re.compile(r"NBVAL|About the stored outputs|test_\w+\.py|\bgit (show|log|diff|checkout|clone)\b|"
                         r"Xeon|EPYC|\w+\.csv\b")
+TESTING = re.compile(r"course's tests|automated tests|\bpytest\b|\bnbval\b", re.IGNORECASE)
+"""Talk of how the lessons are tested, in prose or code."""
+GLOSSARY_ON_GITHUB = "https://github.com/td3-course/td3-course/blob/main/notebooks/GLOSSARY.md"
 PRIMER = ("interaction loop", "return", "discount", "policy", "value", "Q-function", "exploration", "replay buffer",
           "off-policy")
 
@@ -94,6 +97,29 @@ def test_no_maintainer_material_in_the_learners_path(lesson):
         source = text(cell)
         found = MAINTAINER.search(source) if cell["cell_type"] == "markdown" else re.search(r"NBVAL", source)
         assert not found, f"cell {index}: {found.group(0)!r}"
+        found = TESTING.search(source)
+        assert not found, f"cell {index}: {found.group(0)!r}"
+
+
+def test_the_testing_rule_finds_what_it_says():
+    for talk in ("as the course's tests set it", "# tiny budgets for automated tests", "run pytest --nbval"):
+        assert TESTING.search(talk), talk
+    for fine in ("the 100-episode held-out test", "the permutation test's p", "a paired test"):
+        assert not TESTING.search(fine), fine
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.name[:2])
+def test_every_link_opens_in_colab(lesson):
+    """In Colab a lesson's relative link leads nowhere: every link is a full address, but the glossary's,
+    which sits beside its address on GitHub."""
+    for index, cell in enumerate(cells(lesson)):
+        if cell["cell_type"] != "markdown":
+            continue
+        for target in re.findall(r"\]\(([^)\s]+)\)", text(cell)):
+            if target == "GLOSSARY.md":
+                assert GLOSSARY_ON_GITHUB in text(cell), f"cell {index}: the glossary without its address"
+            else:
+                assert re.match(r"https?://", target), f"cell {index}: {target!r} does not open in Colab"
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.name[:2])
