@@ -16,7 +16,8 @@ from conftest import Interrupt, stop_at
 import td3_lib.run as run_module
 import td3_lib.training as training
 from td3_lib import CheckpointError, TD3, TD3Config, train
-from td3_lib.run import read_history
+from td3_lib.__main__ import main
+from td3_lib.run import RunState, read_history
 from td3_lib.training import TrainingDiverged
 
 CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2000, eval_freq=400,
@@ -200,6 +201,36 @@ def test_truncated_checkpoint_is_a_clear_error(tmp_path):
         with pytest.raises(CheckpointError, match="cut.pt is not a readable checkpoint"):
             TD3.load(tmp_path / "cut.pt")
 
+
+
+def saved_run(run_dir, config=CFG, step=None, seed=0, history=()):
+    """A run checkpoint saved without training: ``step`` (default: the whole budget) and ``history`` as given."""
+    run = RunState("Pendulum-v1", config, seed, torch.device("cpu"), 3, np.array([-2.0]), np.array([2.0]))
+    run.step, run.history = config.total_steps if step is None else step, list(history)
+    run.checkpoint_path = run_dir / "checkpoint.pt"
+    run.save()
+    return run.checkpoint_path
+
+
+def zero_bytes(path, at=0.1, size=2000):
+    """Damage a file inside, its layout intact: ``size`` bytes zeroed at the fraction ``at`` of it."""
+    data = bytearray(path.read_bytes())
+    start = int(len(data) * at)
+    data[start:start + size] = bytes(size)
+    path.write_bytes(bytes(data))
+
+
+def test_a_checkpoint_damaged_inside_is_refused_naming_its_damaged_member(tmp_path, capsys):
+    torch.manual_seed(0)
+    TD3(3, [-2], [2], CFG).save(tmp_path / "agent.pt", env_id="Pendulum-v1")
+    zero_bytes(tmp_path / "agent.pt")
+    assert main(["evaluate", str(tmp_path / "agent.pt"), "--episodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m td3_lib evaluate: error: {tmp_path / 'agent.pt'} is damaged: its member "
+                          "archive/data/") and "fails its CRC check" in err and err.count("\n") == 1
+    zero_bytes(saved_run(tmp_path / "run"))
+    with pytest.raises(CheckpointError, match=r"checkpoint.pt is damaged: its member archive/\S+ fails its CRC"):
+        train("Pendulum-v1", CFG, device="cpu", checkpoint_dir=tmp_path / "run", resume=True, progress=False)
 
 def test_mismatched_network_shape_is_named(tmp_path):
     torch.manual_seed(0)
