@@ -238,7 +238,9 @@ def test_mismatched_network_shape_is_named(tmp_path):
     state = agent.state_dict(env_id="Pendulum-v1")
     state["config"]["hidden_sizes"] = [32, 32]  # says one shape, holds another
     torch.save(state, tmp_path / "bad.pt")
-    with pytest.raises(CheckpointError, match="bad.pt does not match the network it describes"):
+    with pytest.raises(CheckpointError, match=r"bad.pt does not match the network it describes: Error\(s\) in "
+                                              r"loading state_dict for Actor: size mismatch for net.0.weight: "
+                                              r"copying a param with shape torch.Size\(\[64, 3\]\)"):
         TD3.load(tmp_path / "bad.pt")
 
 
