@@ -38,6 +38,10 @@ ADDED = {"critic_losses": torch.zeros(0)}
 """Keys added since the first format, with the value an earlier checkpoint is read with (format 3: the
 critic losses logged since the last evaluation; an earlier run resumed with none, so the first row after
 its resume averages only the losses logged after it)."""
+RUN_KEYS = ("env_id", "seed", "agent", "step", "episode", "history", "wall_s", "last_return", "critic_losses",
+            "exploration_rng", "minibatch_generator", "buffer")
+"""What a run checkpoint holds besides its format (``RunState.state_dict``'s keys): one without any of them
+is refused, naming what it lacks."""
 CHECKPOINT_NAME = "checkpoint.pt"
 HISTORY_NAME = "history.csv"
 BEST_NAME = "best_actor.pt"
@@ -163,6 +167,15 @@ def read_run(path, mmap: bool = False) -> dict:
     state = as_current_format(safe_load(path, mmap=mmap))
     if state is None:
         raise CheckpointError(f"{path} is not a td3_lib training checkpoint.")
+    return complete_run(state, path)
+
+
+def complete_run(state: dict, path) -> dict:
+    """A run checkpoint's contents (in RUN_FORMAT), refused when any of ``RUN_KEYS`` is missing."""
+    missing = [key for key in RUN_KEYS if key not in state]
+    if missing:
+        raise CheckpointError(f"{path} is not a complete td3_lib training checkpoint: it has no "
+                              f"{', '.join(missing)}.")
     return state
 
 
@@ -191,7 +204,7 @@ def load_agent(path, device="cpu", need_env_id: bool = False) -> TD3:
     ``need_env_id=True`` refuses a checkpoint that does not say which environment it was trained on."""
     state = safe_load(path)
     run = as_current_format(state)
-    agent = TD3.from_state_dict(run["agent"] if run else state, device=device, source=str(path))
+    agent = TD3.from_state_dict(complete_run(run, path)["agent"] if run else state, device=device, source=str(path))
     if need_env_id and agent.env_id is None:
         raise CheckpointError(f"{path} does not say which environment it was trained on.")
     return agent
