@@ -236,8 +236,9 @@ RESUME_MAY_CHANGE = ("total_steps", "cuda_graph")
 """Config fields a resumed run may change: the budget, and how the same update is executed."""
 
 
-def config_for_resume(saved: TD3Config, given: TD3Config | None, path: Path) -> TD3Config:
-    """The saved run's config; a given one may change only ``RESUME_MAY_CHANGE``."""
+def config_for_resume(saved: TD3Config, given: TD3Config | None, path: Path, step: int = 0) -> TD3Config:
+    """The saved run's config; a given one may change only ``RESUME_MAY_CHANGE``, and its budget may not
+    be below ``step``, the step the run was saved at."""
     if given is None:
         return saved
     a, b = saved.to_dict(), given.to_dict()
@@ -246,6 +247,9 @@ def config_for_resume(saved: TD3Config, given: TD3Config | None, path: Path) -> 
         k = diff[0]
         raise CheckpointError(f"{path} was trained with {k}={a[k]!r}, not {b[k]!r}; resume with the same "
                               f"config (only {' and '.join(RESUME_MAY_CHANGE)} may change).")
+    if given.total_steps < step:
+        raise CheckpointError(f"{path} is saved at step {step}: a budget of {given.total_steps} steps (total_steps, "
+                              f"--steps) is below it; resume with at least {step}.")
     return given
 
 

@@ -203,11 +203,11 @@ def test_truncated_checkpoint_is_a_clear_error(tmp_path):
 
 
 
-def saved_run(run_dir, config=CFG, step=None, seed=0, history=()):
+def saved_run(run_dir, config=CFG, step=None, seed=0, history=(), save_buffer=False):
     """A run checkpoint saved without training: ``step`` (default: the whole budget) and ``history`` as given."""
     run = RunState("Pendulum-v1", config, seed, torch.device("cpu"), 3, np.array([-2.0]), np.array([2.0]))
     run.step, run.history = config.total_steps if step is None else step, list(history)
-    run.checkpoint_path = run_dir / "checkpoint.pt"
+    run.checkpoint_path, run.save_buffer = run_dir / "checkpoint.pt", save_buffer
     run.save()
     return run.checkpoint_path
 
@@ -231,6 +231,22 @@ def test_a_checkpoint_damaged_inside_is_refused_naming_its_damaged_member(tmp_pa
     zero_bytes(saved_run(tmp_path / "run"))
     with pytest.raises(CheckpointError, match=r"checkpoint.pt is damaged: its member archive/\S+ fails its CRC"):
         train("Pendulum-v1", CFG, device="cpu", checkpoint_dir=tmp_path / "run", resume=True, progress=False)
+
+
+ROW = {"step": 800, "episodes": 4, "eval_mean": -900.0, "eval_std": 0.0, "train_return": -900.0, "critic_loss": 1.0,
+       "wall_s": 1.0}
+
+
+@pytest.mark.parametrize("buffer", [[], ["--save-buffer"]])
+def test_a_budget_below_the_saved_step_is_refused_naming_both(tmp_path, capsys, buffer):
+    path = saved_run(tmp_path, step=800, history=[ROW], save_buffer=bool(buffer))
+    before = path.read_bytes()
+    argv = ["train", "--env", "Pendulum-v1", "--out", str(tmp_path), "--resume", "--steps", "500", "--no-video",
+            "--quiet", *buffer]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (f"python -m td3_lib train: error: {path} is saved at step 800: a budget of 500 "
+                                       "steps (total_steps, --steps) is below it; resume with at least 800.\n")
+    assert path.read_bytes() == before and not (tmp_path / "curve.png").exists()
 
 def test_mismatched_network_shape_is_named(tmp_path):
     torch.manual_seed(0)
