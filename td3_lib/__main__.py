@@ -132,11 +132,12 @@ def cmd_train(args) -> None:
     result = train(args.env, config, seed=args.seed, device=args.device, checkpoint_dir=out,
                    progress=not args.quiet, resume=args.resume, save_buffer=args.save_buffer,
                    probes=probes(args.probe))
-    plot_history(result.history, out / "curve.png", f"TD3 on {args.env}, seed {args.seed}")
+    # result.seed: a resumed run trains on with its saved seed, whatever --seed says
+    plot_history(result.history, out / "curve.png", f"TD3 on {args.env}, seed {result.seed}")
     print(f"{args.env}: {run_summary(result, out)}")
     if not args.no_video:
         try:
-            record(result.agent, args.env, out / "videos", episodes=1, seed=args.seed + 1000)
+            record(result.agent, args.env, out / "videos", episodes=1, seed=result.seed + 1000)
         except RenderingUnavailable as e:  # the run is saved; only its clip is missing
             print(f"no video: {e}", file=sys.stderr)
 

@@ -6,6 +6,7 @@ import sys
 import pytest
 import torch
 
+from conftest import ROW, saved_run
 import td3_lib.__main__ as cli
 from td3_lib import TD3, TD3Config, envs
 from td3_lib.__main__ import main
@@ -86,6 +87,17 @@ def test_help_documents_every_option():
         assert option in p.stdout
     assert run_cli("play", "--help").returncode == 0
     assert "--episodes" in run_cli("evaluate", "--help").stdout
+
+
+def test_a_resumed_run_keeps_its_own_seed_in_its_curve_and_clip(tmp_path, capsys, monkeypatch):
+    """``--seed`` does not change a resumed run's seed (its saved one trains on): the curve's title and
+    the clip's reset seed are the run's own."""
+    drawn = {}
+    monkeypatch.setattr(cli, "plot_history", lambda history, path, title: drawn.update(title=title))
+    monkeypatch.setattr(cli, "record", lambda agent, env_id, out, episodes, seed: drawn.update(seed=seed))
+    saved_run(tmp_path, TD3Config(hidden_sizes=(16, 16), total_steps=800), seed=3, history=[ROW])
+    assert main(["train", "--env", "Pendulum-v1", "--out", str(tmp_path), "--resume", "--seed", "7", "--quiet"]) == 0
+    assert drawn == {"title": "TD3 on Pendulum-v1, seed 3", "seed": 1003}
 
 
 def test_the_critic_probe_is_recorded_only_when_asked_for(tmp_path):

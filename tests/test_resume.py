@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import Interrupt, stop_at
+from conftest import ROW, Interrupt, saved_run, stop_at
 import td3_lib.run as run_module
 import td3_lib.training as training
 from td3_lib import CheckpointError, TD3, TD3Config, train
 from td3_lib.__main__ import main
-from td3_lib.run import RunState, read_history
+from td3_lib.run import read_history
 from td3_lib.training import TrainingDiverged
 
 CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2000, eval_freq=400,
@@ -203,15 +203,6 @@ def test_truncated_checkpoint_is_a_clear_error(tmp_path):
 
 
 
-def saved_run(run_dir, config=CFG, step=None, seed=0, history=(), save_buffer=False):
-    """A run checkpoint saved without training: ``step`` (default: the whole budget) and ``history`` as given."""
-    run = RunState("Pendulum-v1", config, seed, torch.device("cpu"), 3, np.array([-2.0]), np.array([2.0]))
-    run.step, run.history = config.total_steps if step is None else step, list(history)
-    run.checkpoint_path, run.save_buffer = run_dir / "checkpoint.pt", save_buffer
-    run.save()
-    return run.checkpoint_path
-
-
 def zero_bytes(path, at=0.1, size=2000):
     """Damage a file inside, its layout intact: ``size`` bytes zeroed at the fraction ``at`` of it."""
     data = bytearray(path.read_bytes())
@@ -228,18 +219,15 @@ def test_a_checkpoint_damaged_inside_is_refused_naming_its_damaged_member(tmp_pa
     err = capsys.readouterr().err
     assert err.startswith(f"python -m td3_lib evaluate: error: {tmp_path / 'agent.pt'} is damaged: its member "
                           "archive/data/") and "fails its CRC check" in err and err.count("\n") == 1
-    zero_bytes(saved_run(tmp_path / "run"))
+    zero_bytes(saved_run(tmp_path / "run", CFG))
     with pytest.raises(CheckpointError, match=r"checkpoint.pt is damaged: its member archive/\S+ fails its CRC"):
         train("Pendulum-v1", CFG, device="cpu", checkpoint_dir=tmp_path / "run", resume=True, progress=False)
 
 
-ROW = {"step": 800, "episodes": 4, "eval_mean": -900.0, "eval_std": 0.0, "train_return": -900.0, "critic_loss": 1.0,
-       "wall_s": 1.0}
-
 
 @pytest.mark.parametrize("buffer", [[], ["--save-buffer"]])
 def test_a_budget_below_the_saved_step_is_refused_naming_both(tmp_path, capsys, buffer):
-    path = saved_run(tmp_path, step=800, history=[ROW], save_buffer=bool(buffer))
+    path = saved_run(tmp_path, CFG, step=800, history=[ROW], save_buffer=bool(buffer))
     before = path.read_bytes()
     argv = ["train", "--env", "Pendulum-v1", "--out", str(tmp_path), "--resume", "--steps", "500", "--no-video",
             "--quiet", *buffer]
