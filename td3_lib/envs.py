@@ -197,6 +197,9 @@ def check_spaces(env: gym.Env, env_id: str) -> None:
     if not isinstance(space, gym.spaces.Box):
         raise ValueError(f"{env_id} has a {type(space).__name__} action space: "
                          "TD3 needs a continuous action space (gymnasium.spaces.Box).")
+    if len(space.shape) != 1:
+        raise ValueError(f"{env_id} has action space {space}: td3_lib needs a flat Box of actions (shape (n,)); "
+                         "give it one, e.g. with gymnasium.wrappers.TransformAction reshaping a flat action.")
     check_action_bounds(space.low, space.high, env_id)
     obs = env.observation_space
     if not isinstance(obs, gym.spaces.Box) or len(obs.shape) != 1:
