@@ -216,7 +216,10 @@ def id_without_module(env_id: str) -> str:
 def registered_id(env_id: str) -> str:
     """gymnasium's ``"module:EnvId-v0"``: import ``module`` (which registers the environment, as a
     user's own package does), then return ``"EnvId-v0"``. An id without a module is returned as it is."""
-    module, colon, _ = env_id.rpartition(":")
+    module, colon, name = env_id.rpartition(":")
+    if colon and not (name and all(part.isidentifier() for part in module.split("."))):
+        raise ValueError(f"Environment {env_id!r}: give a registered id, or MODULE:ID with MODULE a module "
+                         "to import (such as my_tasks) and ID the id it registers (such as MyTask-v0).")
     if colon:
         try:
             importlib.import_module(module)

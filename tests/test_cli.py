@@ -43,6 +43,10 @@ def test_train_evaluate_play_end_to_end(tmp_path):
 @pytest.mark.parametrize("argv, words", [
     (["train", "--env", "NoSuchEnv-v0"], "Unknown environment 'NoSuchEnv-v0'"),
     (["train", "--env", "no_such_module:Reach-v0"], "Cannot import module 'no_such_module'"),
+    (["train", "--env", ":"], "Environment ':': give a registered id, or MODULE:ID with MODULE a module to import"),
+    (["train", "--env", ".x:Reach-v0"], "Environment '.x:Reach-v0': give a registered id, or MODULE:ID"),
+    (["sweep", "--env", "Pendulum-v1", "--seeds", "3-1", "--out", "s"],
+     "Seeds '3-1': '3-1' is no range; a range is low-high with low <= high, such as 0-4."),
     (["train", "--env", "Pendulum-v1", "--steps", "-5"], "must be a positive integer"),
     (["train", "--env", "Pendulum-v1", "--steps", "ten"], "'ten' is not an integer"),
     (["train", "--env", "Pendulum-v1", "--device", "tpu"], "Unknown device 'tpu'"),

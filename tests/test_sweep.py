@@ -70,6 +70,8 @@ def test_bad_names_and_values_name_what_is_allowed():
     assert parse_overrides(["hidden_sizes=64,64", "actor_lr=1e-3", "start_timesteps=2.5e3", "bf16=true"]) == \
         {"hidden_sizes": (64, 64), "actor_lr": 1e-3, "start_timesteps": 2500, "bf16": True}
     assert parse_seeds("0-2,7") == [0, 1, 2, 7]
+    with pytest.raises(ValueError, match=r"^Seeds '0,3-1': '3-1' is no range; a range is low-high with low <= high"):
+        parse_seeds("0,3-1")
 
 
 def free_port() -> int:

@@ -62,6 +62,9 @@ def parse_seeds(text: str) -> list[int]:
             seeds += list(range(int(lo), int(hi) + 1)) if dash else [int(lo)]
         except ValueError:
             raise ValueError(f"Seeds {text!r}: use integers >= 0 such as 0,1,2 or 0-4.") from None
+        if dash and int(hi) < int(lo):
+            raise ValueError(f"Seeds {text!r}: {part.strip()!r} is no range; a range is low-high with "
+                             "low <= high, such as 0-4.")
     return seeds
 
 
