@@ -14,16 +14,20 @@ from .run import load_agent
 from .training import TrainingDiverged
 from .video import record
 
-EPILOG = "Example: python -m td3_lib train --env Pendulum-v1"
 PROBES = ("critic",)
 """What ``--probe`` may record at each evaluation: ``critic``, the course's critic probe (the value
 estimate against the true discounted return, the value at the start states, roughness and peak
 height along the action: ``td3_lib.course.analysis.critic_probe``)."""
 
 
+def prog() -> str:
+    """How this command was called, for its messages: ``td3`` (the installed script) or ``python -m td3_lib``."""
+    return "td3" if Path(sys.argv[0]).stem == "td3" else "python -m td3_lib"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m td3_lib", description="Train, evaluate and watch TD3 agents.",
-                     epilog=EPILOG)
+    parser = OneLineParser(prog=prog(), description="Train, evaluate and watch TD3 agents.",
+                           epilog=f"Example: {prog()} train --env Pendulum-v1")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for add in (add_train_parser, add_play_parser, add_evaluate_parser, add_sweep_parser):
         add(sub)
@@ -173,7 +177,7 @@ def cmd_sweep(args) -> None:
                        progress=not args.quiet, probes=probes(args.probe), settings=args.preset,
                        batched=args.batched)
     except ImportError as e:  # Ray is an extra
-        print(f"python -m td3_lib sweep: error: {e}", file=sys.stderr)
+        print(f"{prog()} sweep: error: {e}", file=sys.stderr)
         sys.exit(2)
     print((args.out / TABLE_NAME).read_text())
     print(result.report())
@@ -188,10 +192,10 @@ def main(argv=None) -> int:
         {"train": cmd_train, "play": cmd_play, "evaluate": cmd_evaluate,
          "sweep": cmd_sweep}[args.command](args)
     except (ValueError, OSError, RenderingUnavailable) as e:  # bad input, or no way to draw: one line
-        print(f"python -m td3_lib {args.command}: error: {e}", file=sys.stderr)
+        print(f"{prog()} {args.command}: error: {e}", file=sys.stderr)
         return 2
     except TrainingDiverged as e:
-        print(f"python -m td3_lib {args.command}: error: {e}", file=sys.stderr)
+        print(f"{prog()} {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -222,11 +222,22 @@ def registered_id(env_id: str) -> str:
                          "to import (such as my_tasks) and ID the id it registers (such as MyTask-v0).")
     if colon:
         try:
-            importlib.import_module(module)
+            import_from_working_directory(module)
         except ImportError as error:
-            raise ValueError(f"Cannot import module {module!r} of environment {env_id!r}: {error}. Give "
-                             "MODULE:ID with MODULE importable here (on the path) and registering ID.") from None
+            raise ValueError(f"Cannot import module {module!r} of environment {env_id!r}: {error}. Give MODULE:ID "
+                             "with MODULE importable here (in the working directory or on the path) and registering "
+                             "ID.") from None
     return id_without_module(env_id)
+
+
+def import_from_working_directory(module: str) -> None:
+    """Import ``module`` from the working directory too, as ``python -m td3_lib`` finds it: an installed
+    console script (``td3``) has its own folder on the path instead, so the working directory is added,
+    after everything else there."""
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
+    importlib.import_module(module)
 
 
 def check_render_mode(env: gym.Env, env_id: str, render_mode: str | None) -> None:

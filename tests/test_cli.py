@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import gymnasium as gym
 import pytest
 import torch
 
@@ -193,3 +194,20 @@ def test_own_environment_trains_from_the_command_line_as_module_colon_id(tmp_pat
     assert (run / "checkpoint.pt").is_file() and (run / "best_actor.pt").is_file()
     assert main(["evaluate", str(run / "checkpoint.pt"), "--episodes", "2"]) == 0
     assert capsys.readouterr().out.startswith("own_tasks:OwnReach-v0: mean")
+
+
+def test_the_td3_script_imports_module_from_the_working_directory_and_names_itself(tmp_path, capsys, monkeypatch):
+    """The installed ``td3`` script has its own folder on the path, not the working directory, which
+    ``python -m td3_lib`` has: MODULE of ``--env MODULE:ID`` is found there all the same, and its errors
+    name the command as it was called."""
+    (tmp_path / "cwd_tasks.py").write_text(OWN_TASK.replace("OwnReach-v0", "CwdReach-v0"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/td3"])
+    try:
+        assert envs.registered_id("cwd_tasks:CwdReach-v0") == "CwdReach-v0" and "CwdReach-v0" in gym.registry
+    finally:
+        gym.registry.pop("CwdReach-v0", None)
+        sys.modules.pop("cwd_tasks", None)
+    assert main(["evaluate", "missing.pt"]) == 2
+    assert capsys.readouterr().err == "td3 evaluate: error: No checkpoint file at missing.pt.\n"
