@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 
 from .arguments import OneLineParser, nonnegative_int, positive_int
-from .envs import RenderingUnavailable
+from .envs import RenderingUnavailable, UnknownEnvironment, env_spec
 from .plots import plot_history
 from .run import load_agent
 from .training import TrainingDiverged
@@ -152,15 +152,28 @@ def cmd_play(args) -> None:
         agent, env_id = load_pretrained(args.pretrained), args.pretrained
         out = args.out or Path("videos") / "pretrained"
     else:
-        agent = load_agent(args.checkpoint, need_env_id=True)
+        agent = agent_to_run(args.checkpoint)
         env_id, out = agent.env_id, args.out or args.checkpoint.parent / "videos"
     record(agent, env_id, out, args.episodes, args.seed)
+
+
+def agent_to_run(path: Path):
+    """The agent of a checkpoint, refused in one line saying how to use it where this command cannot
+    make its environment (an environment made in the user's own code, registered nowhere)."""
+    agent = load_agent(path, need_env_id=True)
+    try:
+        env_spec(agent.env_id)
+    except UnknownEnvironment:
+        raise ValueError(f"{path} was trained on {agent.env_id!r}, which is not registered here: use it from "
+                         f"Python, e.g. evaluate(load_agent({str(path)!r}), YourEnv()), with load_agent from "
+                         "td3_lib.run and evaluate from td3_lib.") from None
+    return agent
 
 
 def cmd_evaluate(args) -> None:
     from .rollout import evaluate
 
-    agent = load_agent(args.checkpoint, need_env_id=True)
+    agent = agent_to_run(args.checkpoint)
     returns = evaluate(agent, agent.env_id, episodes=args.episodes, seed=args.seed)
     print(f"{agent.env_id}: mean {returns.mean():.1f} +- {returns.std():.1f} over {args.episodes} episodes")
 

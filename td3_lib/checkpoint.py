@@ -12,6 +12,8 @@ from pathlib import Path
 
 import torch
 
+from .envs import id_without_module
+
 
 after_temp_written = None
 """Fault injection for tests: a function called with ``path`` once its temporary file is complete
@@ -137,6 +139,7 @@ def restore_generator(generator: torch.Generator, saved: torch.Tensor) -> None:
 
 
 def check_env_id(saved: str | None, wanted: str | None, source) -> None:
-    """Refuse a checkpoint trained on another environment (either id unknown: nothing to check)."""
-    if wanted is not None and saved is not None and saved != wanted:
+    """Refuse a checkpoint trained on another environment (either id unknown: nothing to check).
+    ``"module:ID"`` and ``"ID"`` are the same environment: one id is registered once in a process."""
+    if wanted is not None and saved is not None and id_without_module(saved) != id_without_module(wanted):
         raise CheckpointError(f"{source} was trained on {saved}, not {wanted}.")

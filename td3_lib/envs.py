@@ -248,6 +248,10 @@ def check_render_mode(env: gym.Env, env_id: str, render_mode: str | None) -> Non
                                    f"metadata are {list(modes)}.")
 
 
+class UnknownEnvironment(ValueError):
+    """An environment id that nothing registers here (and no module given with it registers)."""
+
+
 def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
     """The registration of ``env_id`` (its id, time limit, ...), registering it first where that is
     on demand (PyBullet's, yours as ``"module:EnvId-v0"``); an unknown id gets the names close to it."""
@@ -260,7 +264,7 @@ def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
         close = difflib.get_close_matches(env_id, _known_ids(), n=3, cutoff=0.6)
         hint = f" Did you mean {', '.join(close)}?" if close else \
             f" The course's environments are {', '.join(COURSE_ENVS)}."
-        raise ValueError(f"Unknown environment {env_id!r}.{hint}")
+        raise UnknownEnvironment(f"Unknown environment {env_id!r}.{hint}")
     return gym.spec(env_id)
 
 
@@ -313,5 +317,26 @@ def opened_env(env_or_id, **kwargs):
         env.close()
 
 
+NOT_USER_MODULES = ("gymnasium", "td3_lib", "pybullet_envs_gymnasium", "__main__")
+"""Packages whose environments are not saved as ``"module:ID"``: gymnasium's and td3_lib's own (PyBullet's
+registered on demand), and a script's, which no other process can import."""
+
+
 def env_id_of(env: gym.Env) -> str:
-    return env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+    """The id a run of ``env`` is saved under, for ``evaluate`` and ``play`` to make it again: its registered
+    id, as ``"module:ID"`` where the module of its entry point is a user's (``user_module``), else its class
+    name (an environment not registered: used from Python only)."""
+    if env.spec is None:
+        return type(env.unwrapped).__name__
+    module = user_module(env.spec.entry_point)
+    return f"{module}:{env.spec.id}" if module else env.spec.id
+
+
+def user_module(entry_point) -> str | None:
+    """The module an entry point (``"module:Class"`` or a callable) comes from, where it is a user's
+    one that can be imported again (none of ``NOT_USER_MODULES``); else None."""
+    if isinstance(entry_point, str):
+        module = entry_point.partition(":")[0]
+    else:
+        module = getattr(entry_point, "__module__", None)
+    return module if module and module.split(".")[0] not in NOT_USER_MODULES else None

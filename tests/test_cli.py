@@ -9,8 +9,9 @@ import torch
 
 from conftest import ROW, saved_run
 import td3_lib.__main__ as cli
-from td3_lib import TD3, TD3Config, envs
+from td3_lib import TD3, TD3Config, envs, train
 from td3_lib.__main__ import main
+from td3_lib.checkpoint import check_env_id
 from td3_lib.envs import RenderingUnavailable
 from td3_lib.run import BASE_FIELDS
 
@@ -211,3 +212,26 @@ def test_the_td3_script_imports_module_from_the_working_directory_and_names_itse
         sys.modules.pop("cwd_tasks", None)
     assert main(["evaluate", "missing.pt"]) == 2
     assert capsys.readouterr().err == "td3 evaluate: error: No checkpoint file at missing.pt.\n"
+
+
+def test_a_run_of_a_users_registered_env_instance_is_evaluated_from_the_command_line(tmp_path, capsys, monkeypatch):
+    """``train(gym.make("ID"))`` with ID registered by the user's module saves the id as MODULE:ID, so that
+    ``evaluate`` in another process (ID not registered yet) imports the module again; an environment that
+    is not registered at all is refused in one line that says how to evaluate it from Python."""
+    (tmp_path / "inst_tasks.py").write_text(OWN_TASK.replace("OwnReach-v0", "InstReach-v0"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import inst_tasks
+    config = TD3Config(hidden_sizes=(16, 16), start_timesteps=100, total_steps=200, eval_freq=200,
+                       eval_episodes=1, batch_size=32)
+    train(gym.make("InstReach-v0"), config, device="cpu", checkpoint_dir=tmp_path / "run", progress=False)
+    del gym.registry["InstReach-v0"], sys.modules["inst_tasks"]  # as in a new process
+    assert main(["evaluate", str(tmp_path / "run" / "checkpoint.pt"), "--episodes", "1"]) == 0
+    assert capsys.readouterr().out.startswith("inst_tasks:InstReach-v0: mean")
+    check_env_id("InstReach-v0", "inst_tasks:InstReach-v0", "a run saved before ids had their module")  # resumes
+    gym.registry.pop("InstReach-v0", None)
+    train(inst_tasks.Reach(), config, device="cpu", checkpoint_dir=tmp_path / "own", progress=False)
+    assert main(["evaluate", str(tmp_path / "own" / "best_actor.pt")]) == 2
+    assert capsys.readouterr().err == (
+        f"python -m td3_lib evaluate: error: {tmp_path / 'own' / 'best_actor.pt'} was trained on 'Reach', which is "
+        f"not registered here: use it from Python, e.g. evaluate(load_agent('{tmp_path / 'own' / 'best_actor.pt'}'), "
+        "YourEnv()), with load_agent from td3_lib.run and evaluate from td3_lib.\n")
