@@ -209,7 +209,7 @@ def check_spaces(env: gym.Env, env_id: str) -> None:
 
 def id_without_module(env_id: str) -> str:
     """``"EnvId-v0"`` of gymnasium's ``"module:EnvId-v0"`` (an id without a module, as it is): the
-    name of run directories and clips."""
+    registered id (files and folders name it as ``run.env_file_name`` writes it)."""
     return env_id.rpartition(":")[2]
 
 

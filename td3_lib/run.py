@@ -14,6 +14,7 @@ they are read as the current format, so every earlier run still resumes.
 
 from __future__ import annotations
 
+import re
 import shutil
 import warnings
 from dataclasses import replace
@@ -210,10 +211,18 @@ def load_agent(path, device="cpu", need_env_id: bool = False) -> TD3:
     return agent
 
 
+def env_file_name(env_id: str) -> str:
+    """An environment's id as the names of files and folders hold it (run directories, clips, a sweep's
+    folders and curves): without its module (``"module:ENV_ID"``), and with ``_`` for each character a file
+    name cannot hold or that would make a folder (the ``/`` of a namespace: ``"ns/Name-v0"`` is
+    ``ns_Name-v0``)."""
+    return re.sub(r"[^\w.-]", "_", id_without_module(env_id))
+
+
 def default_run_dir(env_id: str, seed: int) -> Path:
-    """Where a run is saved when no directory is given: ``runs/ENV_ID-seedSEED`` (for ``"module:ENV_ID"``
-    too)."""
-    return Path("runs") / f"{id_without_module(env_id)}-seed{seed}"
+    """Where a run is saved when no directory is given: ``runs/ENV_ID-seedSEED``, the id as
+    ``env_file_name`` writes it."""
+    return Path("runs") / f"{env_file_name(env_id)}-seed{seed}"
 
 
 def starting_config(env_id: str, settings: str | None, run_dir, resume: bool, overrides: dict) -> TD3Config:

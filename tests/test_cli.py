@@ -235,3 +235,37 @@ def test_a_run_of_a_users_registered_env_instance_is_evaluated_from_the_command_
         f"python -m td3_lib evaluate: error: {tmp_path / 'own' / 'best_actor.pt'} was trained on 'Reach', which is "
         f"not registered here: use it from Python, e.g. evaluate(load_agent('{tmp_path / 'own' / 'best_actor.pt'}'), "
         "YourEnv()), with load_agent from td3_lib.run and evaluate from td3_lib.\n")
+
+
+NAMESPACED_TASK = OWN_TASK.replace("gym.register(\"OwnReach-v0\", entry_point=Reach)", """
+class DrawnReach(Reach):
+    \"\"\"Reach, drawn as a grey square.\"\"\"
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 25}
+
+    def render(self):
+        return np.full((32, 32, 3), 128, np.uint8)
+
+
+gym.register("myns/NsReach-v0", entry_point=DrawnReach)
+""")
+
+
+def test_a_namespaced_id_names_its_files_and_folders_without_a_slash(tmp_path, capsys, monkeypatch):
+    """gymnasium's ``ns/Name-v0`` would make a folder of ``ns`` in every name: the run directory, its clip,
+    a sweep's folders and curves name it ``ns_Name-v0`` (``run.env_file_name``)."""
+    from td3_lib.sweep import SweepRun
+    from td3_lib.sweep.summary import curves_path
+
+    (tmp_path / "ns_tasks.py").write_text(NAMESPACED_TASK)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    tiny = ["--steps", "200", "--set", "start_timesteps=100", "--set", "eval_freq=200", "--set",
+            "eval_episodes=1", "--set", "hidden_sizes=16,16", "--quiet"]
+    try:
+        assert main(["train", "--env", "ns_tasks:myns/NsReach-v0", *tiny]) == 0, capsys.readouterr().err
+    finally:
+        gym.registry.pop("myns/NsReach-v0", None)
+    run = tmp_path / "runs" / "myns_NsReach-v0-seed0"
+    assert (run / "checkpoint.pt").is_file() and (run / "videos" / "myns_NsReach-v0-episode-0.mp4").is_file()
+    assert curves_path(tmp_path, "ns_tasks:myns/NsReach-v0") == tmp_path / "curves-myns_NsReach-v0.png"
+    assert SweepRun("myns/NsReach-v0", "TD3", 1).path(tmp_path) == tmp_path / "myns_NsReach-v0" / "TD3" / "seed1"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..checkpoint import atomic_write_text
 from ..config import TD3Config, parse_set, preset
-from ..envs import id_without_module
+from ..run import env_file_name
 from .variants import SWITCHES, VARIANTS, get_probe, get_variant, qualified_name
 
 SWEEP_FORMAT = "td3_lib.sweep/1"
@@ -77,7 +77,7 @@ class SweepRun:
     seed: int
 
     def path(self, out_dir) -> Path:
-        return Path(out_dir) / id_without_module(self.env_id) / self.variant / f"seed{self.seed}"
+        return Path(out_dir) / env_file_name(self.env_id) / self.variant / f"seed{self.seed}"
 
 
 def sweep_spec(envs, variants, seeds, overrides: dict | None = None, steps: int | None = None,
