@@ -140,8 +140,9 @@ def spec_difference(saved: dict, spec: dict) -> str | None:
     return None
 
 
-def open_sweep_dir(out_dir, spec: dict) -> None:
-    """Write ``sweep.json`` into a new or empty ``out_dir``, or check that it holds this same sweep."""
+def check_sweep_dir(out_dir, spec: dict) -> bool:
+    """Refuse an ``out_dir`` that holds another sweep, or other files and no ``sweep.json``; whether
+    ``sweep.json`` is still to be written there (a new or empty directory). Writes nothing."""
     out_dir = Path(out_dir)
     spec_path = out_dir / SPEC_NAME
     if spec_path.exists():
@@ -152,11 +153,17 @@ def open_sweep_dir(out_dir, spec: dict) -> None:
         if diff:
             raise ValueError(f"{out_dir} holds another sweep ({diff}): start it again with the same "
                              "settings, or choose another --out.")
-        return
+        return False
     if out_dir.exists() and any(out_dir.iterdir()):
         raise ValueError(f"{out_dir} is not empty and holds no {SPEC_NAME}: choose a new or empty "
                          "directory for a sweep.")
-    atomic_write_text(json.dumps(spec, indent=1) + "\n", spec_path)
+    return True
+
+
+def open_sweep_dir(out_dir, spec: dict) -> None:
+    """Write ``sweep.json`` into a new or empty ``out_dir``, or check that it holds this same sweep."""
+    if check_sweep_dir(out_dir, spec):
+        atomic_write_text(json.dumps(spec, indent=1) + "\n", Path(out_dir) / SPEC_NAME)
 
 
 def submission_order(runs: list[SweepRun], spec: dict) -> list[SweepRun]:
