@@ -49,7 +49,8 @@ def add_train_parser(sub) -> None:
     t.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (default 0)")
     t.add_argument("--device", default="auto", help="auto (GPU if there is one), cpu, cuda or cuda:N")
     t.add_argument("--out", type=Path, help="run directory (default runs/ENV-seedS)")
-    t.add_argument("--resume", action="store_true", help="continue the run saved in --out")
+    t.add_argument("--resume", action="store_true",
+                   help="continue the run saved in --out, or start it there when there is none")
     t.add_argument("--save-buffer", action="store_true",
                    help="keep the replay buffer in checkpoints, so a resumed run matches an uninterrupted one")
     t.add_argument("--no-video", action="store_true", help="skip recording the video at the end")

@@ -2,10 +2,12 @@
 
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -20,6 +22,7 @@ from td3_lib.__main__ import main
 from td3_lib.run import read_history
 from td3_lib.training import TrainingDiverged
 
+ROOT = Path(__file__).resolve().parents[1]
 CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2000, eval_freq=400,
                 eval_episodes=1, batch_size=64)
 
@@ -202,6 +205,19 @@ def test_truncated_checkpoint_is_a_clear_error(tmp_path):
             TD3.load(tmp_path / "cut.pt")
 
 
+
+
+def test_resume_starts_the_run_where_there_is_none_saying_so_with_its_folder(tmp_path):
+    """One command both starts and continues a long run (lesson 06's): ``--resume`` in an empty folder
+    starts the run, with a warning that names the folder; docs/usage.md says so."""
+    usage = " ".join((ROOT / "docs" / "usage.md").read_text().split())
+    assert ("`--resume` continues the run saved in `--out`, and starts it there when there is none, so one "
+            "command both starts and continues a long run") in usage
+    warning = f"No checkpoint in {tmp_path / 'new'} yet: starting a new run."
+    with pytest.warns(UserWarning, match=f"^{re.escape(warning)}$"):
+        run = training.prepare_run(gym.make("Pendulum-v1"), "Pendulum-v1", CFG, 0, torch.device("cpu"),
+                                   tmp_path / "new", resume=True)
+    assert run.step == 0 and not (tmp_path / "new").exists()
 
 def zero_bytes(path, at=0.1, size=2000):
     """Damage a file inside, its layout intact: ``size`` bytes zeroed at the fraction ``at`` of it."""
