@@ -8,22 +8,26 @@ import warnings
 from pathlib import Path
 
 from .arguments import OneLineParser, nonnegative_int, positive_int
-from .envs import RenderingUnavailable
+from .envs import RenderingUnavailable, UnknownEnvironment, env_spec
 from .plots import plot_history
 from .run import load_agent
 from .training import TrainingDiverged
 from .video import record
 
-EPILOG = "Example: python -m td3_lib train --env Pendulum-v1"
 PROBES = ("critic",)
 """What ``--probe`` may record at each evaluation: ``critic``, the course's critic probe (the value
 estimate against the true discounted return, the value at the start states, roughness and peak
 height along the action: ``td3_lib.course.analysis.critic_probe``)."""
 
 
+def prog() -> str:
+    """How this command was called, for its messages: ``td3`` (the installed script) or ``python -m td3_lib``."""
+    return "td3" if Path(sys.argv[0]).stem == "td3" else "python -m td3_lib"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m td3_lib", description="Train, evaluate and watch TD3 agents.",
-                     epilog=EPILOG)
+    parser = OneLineParser(prog=prog(), description="Train, evaluate and watch TD3 agents.",
+                           epilog=f"Example: {prog()} train --env Pendulum-v1")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for add in (add_train_parser, add_play_parser, add_evaluate_parser, add_sweep_parser):
         add(sub)
@@ -45,7 +49,8 @@ def add_train_parser(sub) -> None:
     t.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (default 0)")
     t.add_argument("--device", default="auto", help="auto (GPU if there is one), cpu, cuda or cuda:N")
     t.add_argument("--out", type=Path, help="run directory (default runs/ENV-seedS)")
-    t.add_argument("--resume", action="store_true", help="continue the run saved in --out")
+    t.add_argument("--resume", action="store_true",
+                   help="continue the run saved in --out, or start it there when there is none")
     t.add_argument("--save-buffer", action="store_true",
                    help="keep the replay buffer in checkpoints, so a resumed run matches an uninterrupted one")
     t.add_argument("--no-video", action="store_true", help="skip recording the video at the end")
@@ -132,11 +137,12 @@ def cmd_train(args) -> None:
     result = train(args.env, config, seed=args.seed, device=args.device, checkpoint_dir=out,
                    progress=not args.quiet, resume=args.resume, save_buffer=args.save_buffer,
                    probes=probes(args.probe))
-    plot_history(result.history, out / "curve.png", f"TD3 on {args.env}, seed {args.seed}")
+    # result.seed: a resumed run trains on with its saved seed, whatever --seed says
+    plot_history(result.history, out / "curve.png", f"TD3 on {args.env}, seed {result.seed}")
     print(f"{args.env}: {run_summary(result, out)}")
     if not args.no_video:
         try:
-            record(result.agent, args.env, out / "videos", episodes=1, seed=args.seed + 1000)
+            record(result.agent, args.env, out / "videos", episodes=1, seed=result.seed + 1000)
         except RenderingUnavailable as e:  # the run is saved; only its clip is missing
             print(f"no video: {e}", file=sys.stderr)
 
@@ -147,15 +153,28 @@ def cmd_play(args) -> None:
         agent, env_id = load_pretrained(args.pretrained), args.pretrained
         out = args.out or Path("videos") / "pretrained"
     else:
-        agent = load_agent(args.checkpoint, need_env_id=True)
+        agent = agent_to_run(args.checkpoint)
         env_id, out = agent.env_id, args.out or args.checkpoint.parent / "videos"
     record(agent, env_id, out, args.episodes, args.seed)
+
+
+def agent_to_run(path: Path):
+    """The agent of a checkpoint, refused in one line saying how to use it where this command cannot
+    make its environment (an environment made in the user's own code, registered nowhere)."""
+    agent = load_agent(path, need_env_id=True)
+    try:
+        env_spec(agent.env_id)
+    except UnknownEnvironment:
+        raise ValueError(f"{path} was trained on {agent.env_id!r}, which is not registered here: use it from "
+                         f"Python, e.g. evaluate(load_agent({str(path)!r}), YourEnv()), with load_agent from "
+                         "td3_lib.run and evaluate from td3_lib.") from None
+    return agent
 
 
 def cmd_evaluate(args) -> None:
     from .rollout import evaluate
 
-    agent = load_agent(args.checkpoint, need_env_id=True)
+    agent = agent_to_run(args.checkpoint)
     returns = evaluate(agent, agent.env_id, episodes=args.episodes, seed=args.seed)
     print(f"{agent.env_id}: mean {returns.mean():.1f} +- {returns.std():.1f} over {args.episodes} episodes")
 
@@ -172,7 +191,7 @@ def cmd_sweep(args) -> None:
                        progress=not args.quiet, probes=probes(args.probe), settings=args.preset,
                        batched=args.batched)
     except ImportError as e:  # Ray is an extra
-        print(f"python -m td3_lib sweep: error: {e}", file=sys.stderr)
+        print(f"{prog()} sweep: error: {e}", file=sys.stderr)
         sys.exit(2)
     print((args.out / TABLE_NAME).read_text())
     print(result.report())
@@ -187,10 +206,10 @@ def main(argv=None) -> int:
         {"train": cmd_train, "play": cmd_play, "evaluate": cmd_evaluate,
          "sweep": cmd_sweep}[args.command](args)
     except (ValueError, OSError, RenderingUnavailable) as e:  # bad input, or no way to draw: one line
-        print(f"python -m td3_lib {args.command}: error: {e}", file=sys.stderr)
+        print(f"{prog()} {args.command}: error: {e}", file=sys.stderr)
         return 2
     except TrainingDiverged as e:
-        print(f"python -m td3_lib {args.command}: error: {e}", file=sys.stderr)
+        print(f"{prog()} {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -79,9 +79,16 @@ def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict) -> None:
         group.update(kept)
 
 
-def first_line(error: Exception) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
+def load_error(error: Exception) -> str:
+    """Why a checkpoint did not load, in one line: a missing key by its name, and torch's
+    ``load_state_dict`` error by its heading and first detail (a size mismatch, missing or unexpected
+    keys), which say what does not match."""
+    if isinstance(error, KeyError):
+        return f"it has no {error.args[0]!r}"
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    return f"{lines[0]} {lines[1]}" if len(lines) > 1 and lines[0].endswith(":") else lines[0]
 
 
 class TD3:
@@ -259,7 +266,7 @@ class TD3:
                 restore_generator(self.generator, state["generator"])
                 self.total_it = int(state["total_it"])
         except (KeyError, TypeError, RuntimeError, ValueError) as e:
-            raise CheckpointError(f"{source} does not match the network it describes: {first_line(e)}") from None
+            raise CheckpointError(f"{source} does not match the network it describes: {load_error(e)}") from None
         self.env_id = state.get("env_id")
         self.use_cuda_graphs()  # graphs captured before hold the optimizers' replaced state tensors
 
@@ -275,7 +282,7 @@ class TD3:
                 config = dataclasses.replace(config, cuda_graph=False)
             agent = cls(state["obs_dim"], state["action_low"], state["action_high"], config, device)
         except (KeyError, TypeError, RuntimeError, ValueError) as e:
-            raise CheckpointError(f"{source} does not match the network it describes: {first_line(e)}") from None
+            raise CheckpointError(f"{source} does not match the network it describes: {load_error(e)}") from None
         agent.load_state(state, source)
         return agent
 

@@ -7,9 +7,12 @@ import hashlib
 import os
 import pickle
 import tempfile
+import zipfile
 from pathlib import Path
 
 import torch
+
+from .envs import id_without_module
 
 
 after_temp_written = None
@@ -68,10 +71,18 @@ def safe_load(path, mmap: bool = False) -> dict:
     the replay buffer), while random-number-generator states stay CPU byte
     tensors, the only form ``torch.Generator.set_state`` accepts, on CUDA too. ``mmap=True``
     maps the file instead of reading it (a look at a few fields of a large checkpoint).
+
+    Before it is loaded, every member of the file's zip archive is checked against the CRC-32 the
+    archive records for it (``check_archive``), so a file damaged inside, with its layout intact, is
+    refused rather than loaded with wrong numbers. The check reads the whole file once: for a
+    checkpoint holding a replay buffer of a million steps (hundreds of MB), about a second.
+    ``mmap=True`` skips it, so that a look stays cheap; the full load that follows checks it.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No checkpoint file at {path}.")
+    if not mmap:
+        check_archive(path)
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except pickle.UnpicklingError as e:
@@ -84,6 +95,22 @@ def safe_load(path, mmap: bool = False) -> dict:
         raise CheckpointError(f"{path} is not a readable checkpoint (truncated or corrupt).") from None
     return obj
 
+
+
+def check_archive(path: Path) -> None:
+    """Refuse a checkpoint whose zip archive (``torch.save``'s format) holds a member that fails its
+    CRC-32 check. A file that is not a zip archive is left to ``torch.load`` (which refuses it, or reads
+    torch's legacy format)."""
+    if not zipfile.is_zipfile(path):
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        raise CheckpointError(f"{path} is not a readable checkpoint (truncated or corrupt).") from None
+    if damaged is not None:
+        raise CheckpointError(f"{path} is damaged: its member {damaged} fails its CRC check (the file "
+                              "changed after it was written); refused.")
 
 PHILOX_STATE_BYTES = 16
 """A CUDA generator's state: its seed and its offset, 8 bytes each."""
@@ -112,6 +139,7 @@ def restore_generator(generator: torch.Generator, saved: torch.Tensor) -> None:
 
 
 def check_env_id(saved: str | None, wanted: str | None, source) -> None:
-    """Refuse a checkpoint trained on another environment (either id unknown: nothing to check)."""
-    if wanted is not None and saved is not None and saved != wanted:
+    """Refuse a checkpoint trained on another environment (either id unknown: nothing to check).
+    ``"module:ID"`` and ``"ID"`` are the same environment: one id is registered once in a process."""
+    if wanted is not None and saved is not None and id_without_module(saved) != id_without_module(wanted):
         raise CheckpointError(f"{source} was trained on {saved}, not {wanted}.")

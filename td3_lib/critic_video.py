@@ -36,6 +36,7 @@ import numpy as np
 
 from .envs import env_spec, id_without_module, make_env
 from .rollout import critic_values, returns_to_go, rollout
+from .run import env_file_name
 
 TAIL_WEIGHT = 0.01
 """The discounted weight a drawn return may miss: the rollout runs on until discount^k is below it."""
@@ -221,7 +222,7 @@ def record_with_critic(agent, env_id: str, out, seed: int = 0, discount: float |
 
 def clip_path(out, env_id: str) -> Path:
     out = Path(out)
-    path = out if out.suffix == ".mp4" else out / f"{env_id}-critic.mp4"
+    path = out if out.suffix == ".mp4" else out / f"{env_file_name(env_id)}-critic.mp4"
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 

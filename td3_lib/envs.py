@@ -197,6 +197,9 @@ def check_spaces(env: gym.Env, env_id: str) -> None:
     if not isinstance(space, gym.spaces.Box):
         raise ValueError(f"{env_id} has a {type(space).__name__} action space: "
                          "TD3 needs a continuous action space (gymnasium.spaces.Box).")
+    if len(space.shape) != 1:
+        raise ValueError(f"{env_id} has action space {space}: td3_lib needs a flat Box of actions (shape (n,)); "
+                         "give it one, e.g. with gymnasium.wrappers.TransformAction reshaping a flat action.")
     check_action_bounds(space.low, space.high, env_id)
     obs = env.observation_space
     if not isinstance(obs, gym.spaces.Box) or len(obs.shape) != 1:
@@ -206,21 +209,35 @@ def check_spaces(env: gym.Env, env_id: str) -> None:
 
 def id_without_module(env_id: str) -> str:
     """``"EnvId-v0"`` of gymnasium's ``"module:EnvId-v0"`` (an id without a module, as it is): the
-    name of run directories and clips."""
+    registered id (files and folders name it as ``run.env_file_name`` writes it)."""
     return env_id.rpartition(":")[2]
 
 
 def registered_id(env_id: str) -> str:
     """gymnasium's ``"module:EnvId-v0"``: import ``module`` (which registers the environment, as a
     user's own package does), then return ``"EnvId-v0"``. An id without a module is returned as it is."""
-    module, colon, _ = env_id.rpartition(":")
+    module, colon, name = env_id.rpartition(":")
+    if colon and not (name and all(part.isidentifier() for part in module.split("."))):
+        raise ValueError(f"Environment {env_id!r}: give a registered id, or MODULE:ID with MODULE a module "
+                         "to import (such as my_tasks) and ID the id it registers (such as MyTask-v0).")
     if colon:
         try:
-            importlib.import_module(module)
+            import_from_working_directory(module)
         except ImportError as error:
-            raise ValueError(f"Cannot import module {module!r} of environment {env_id!r}: {error}. Give "
-                             "MODULE:ID with MODULE importable here (on the path) and registering ID.") from None
+            raise ValueError(f"Cannot import module {module!r} of environment {env_id!r}: {error}. Give MODULE:ID "
+                             "with MODULE importable here (in the working directory or on the path) and registering "
+                             "ID.") from None
     return id_without_module(env_id)
+
+
+def import_from_working_directory(module: str) -> None:
+    """Import ``module`` from the working directory too, as ``python -m td3_lib`` finds it: an installed
+    console script (``td3``) has its own folder on the path instead, so the working directory is added,
+    after everything else there."""
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
+    importlib.import_module(module)
 
 
 def check_render_mode(env: gym.Env, env_id: str, render_mode: str | None) -> None:
@@ -229,6 +246,10 @@ def check_render_mode(env: gym.Env, env_id: str, render_mode: str | None) -> Non
     if render_mode is not None and render_mode not in modes:
         raise RenderingUnavailable(f"{env_id} does not draw {render_mode!r} frames: the render_modes in its "
                                    f"metadata are {list(modes)}.")
+
+
+class UnknownEnvironment(ValueError):
+    """An environment id that nothing registers here (and no module given with it registers)."""
 
 
 def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
@@ -243,7 +264,7 @@ def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
         close = difflib.get_close_matches(env_id, _known_ids(), n=3, cutoff=0.6)
         hint = f" Did you mean {', '.join(close)}?" if close else \
             f" The course's environments are {', '.join(COURSE_ENVS)}."
-        raise ValueError(f"Unknown environment {env_id!r}.{hint}")
+        raise UnknownEnvironment(f"Unknown environment {env_id!r}.{hint}")
     return gym.spec(env_id)
 
 
@@ -296,5 +317,26 @@ def opened_env(env_or_id, **kwargs):
         env.close()
 
 
+NOT_USER_MODULES = ("gymnasium", "td3_lib", "pybullet_envs_gymnasium", "__main__")
+"""Packages whose environments are not saved as ``"module:ID"``: gymnasium's and td3_lib's own (PyBullet's
+registered on demand), and a script's, which no other process can import."""
+
+
 def env_id_of(env: gym.Env) -> str:
-    return env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+    """The id a run of ``env`` is saved under, for ``evaluate`` and ``play`` to make it again: its registered
+    id, as ``"module:ID"`` where the module of its entry point is a user's (``user_module``), else its class
+    name (an environment not registered: used from Python only)."""
+    if env.spec is None:
+        return type(env.unwrapped).__name__
+    module = user_module(env.spec.entry_point)
+    return f"{module}:{env.spec.id}" if module else env.spec.id
+
+
+def user_module(entry_point) -> str | None:
+    """The module an entry point (``"module:Class"`` or a callable) comes from, where it is a user's
+    one that can be imported again (none of ``NOT_USER_MODULES``); else None."""
+    if isinstance(entry_point, str):
+        module = entry_point.partition(":")[0]
+    else:
+        module = getattr(entry_point, "__module__", None)
+    return module if module and module.split(".")[0] not in NOT_USER_MODULES else None

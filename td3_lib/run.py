@@ -14,6 +14,7 @@ they are read as the current format, so every earlier run still resumes.
 
 from __future__ import annotations
 
+import re
 import shutil
 import warnings
 from dataclasses import replace
@@ -38,6 +39,10 @@ ADDED = {"critic_losses": torch.zeros(0)}
 """Keys added since the first format, with the value an earlier checkpoint is read with (format 3: the
 critic losses logged since the last evaluation; an earlier run resumed with none, so the first row after
 its resume averages only the losses logged after it)."""
+RUN_KEYS = ("env_id", "seed", "agent", "step", "episode", "history", "wall_s", "last_return", "critic_losses",
+            "exploration_rng", "minibatch_generator", "buffer")
+"""What a run checkpoint holds besides its format (``RunState.state_dict``'s keys): one without any of them
+is refused, naming what it lacks."""
 CHECKPOINT_NAME = "checkpoint.pt"
 HISTORY_NAME = "history.csv"
 BEST_NAME = "best_actor.pt"
@@ -163,6 +168,15 @@ def read_run(path, mmap: bool = False) -> dict:
     state = as_current_format(safe_load(path, mmap=mmap))
     if state is None:
         raise CheckpointError(f"{path} is not a td3_lib training checkpoint.")
+    return complete_run(state, path)
+
+
+def complete_run(state: dict, path) -> dict:
+    """A run checkpoint's contents (in RUN_FORMAT), refused when any of ``RUN_KEYS`` is missing."""
+    missing = [key for key in RUN_KEYS if key not in state]
+    if missing:
+        raise CheckpointError(f"{path} is not a complete td3_lib training checkpoint: it has no "
+                              f"{', '.join(missing)}.")
     return state
 
 
@@ -191,16 +205,24 @@ def load_agent(path, device="cpu", need_env_id: bool = False) -> TD3:
     ``need_env_id=True`` refuses a checkpoint that does not say which environment it was trained on."""
     state = safe_load(path)
     run = as_current_format(state)
-    agent = TD3.from_state_dict(run["agent"] if run else state, device=device, source=str(path))
+    agent = TD3.from_state_dict(complete_run(run, path)["agent"] if run else state, device=device, source=str(path))
     if need_env_id and agent.env_id is None:
         raise CheckpointError(f"{path} does not say which environment it was trained on.")
     return agent
 
 
+def env_file_name(env_id: str) -> str:
+    """An environment's id as the names of files and folders hold it (run directories, clips, a sweep's
+    folders and curves): without its module (``"module:ENV_ID"``), and with ``_`` for each character a file
+    name cannot hold or that would make a folder (the ``/`` of a namespace: ``"ns/Name-v0"`` is
+    ``ns_Name-v0``)."""
+    return re.sub(r"[^\w.-]", "_", id_without_module(env_id))
+
+
 def default_run_dir(env_id: str, seed: int) -> Path:
-    """Where a run is saved when no directory is given: ``runs/ENV_ID-seedSEED`` (for ``"module:ENV_ID"``
-    too)."""
-    return Path("runs") / f"{id_without_module(env_id)}-seed{seed}"
+    """Where a run is saved when no directory is given: ``runs/ENV_ID-seedSEED``, the id as
+    ``env_file_name`` writes it."""
+    return Path("runs") / f"{env_file_name(env_id)}-seed{seed}"
 
 
 def starting_config(env_id: str, settings: str | None, run_dir, resume: bool, overrides: dict) -> TD3Config:
@@ -223,8 +245,9 @@ RESUME_MAY_CHANGE = ("total_steps", "cuda_graph")
 """Config fields a resumed run may change: the budget, and how the same update is executed."""
 
 
-def config_for_resume(saved: TD3Config, given: TD3Config | None, path: Path) -> TD3Config:
-    """The saved run's config; a given one may change only ``RESUME_MAY_CHANGE``."""
+def config_for_resume(saved: TD3Config, given: TD3Config | None, path: Path, step: int = 0) -> TD3Config:
+    """The saved run's config; a given one may change only ``RESUME_MAY_CHANGE``, and its budget may not
+    be below ``step``, the step the run was saved at."""
     if given is None:
         return saved
     a, b = saved.to_dict(), given.to_dict()
@@ -233,6 +256,9 @@ def config_for_resume(saved: TD3Config, given: TD3Config | None, path: Path) -> 
         k = diff[0]
         raise CheckpointError(f"{path} was trained with {k}={a[k]!r}, not {b[k]!r}; resume with the same "
                               f"config (only {' and '.join(RESUME_MAY_CHANGE)} may change).")
+    if given.total_steps < step:
+        raise CheckpointError(f"{path} is saved at step {step}: a budget of {given.total_steps} steps (total_steps, "
+                              f"--steps) is below it; resume with at least {step}.")
     return given
 
 

@@ -145,7 +145,8 @@ def prepare_run(env, env_id: str, config: TD3Config | None, seed: int, device, c
             raise ValueError("resume=True needs a checkpoint_dir to resume from.")
         if ckpt_path.exists():
             saved = load_run(ckpt_path, env_id)
-            config = config_for_resume(TD3Config.from_dict(saved["agent"]["config"]), config, ckpt_path)
+            config = config_for_resume(TD3Config.from_dict(saved["agent"]["config"]), config, ckpt_path,
+                                       int(saved["step"]))
             seed = int(saved["seed"])
         else:
             warnings.warn(f"No checkpoint in {ckpt_path.parent} yet: starting a new run.", stacklevel=3)

@@ -20,8 +20,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils.save_video import save_video
 
-from .envs import id_without_module, make_env
+from .envs import make_env
 from .rollout import evaluation_episodes
+from .run import env_file_name
 
 
 PENDULUM_HANGING_SEED = 12493
@@ -120,7 +121,7 @@ def record(agent, env_id: str, out, episodes: int = 1, seed: int = 0, every: int
     env = make_env(env_id, render_mode="rgb_array")
     if every is None:
         every = max(1, (env.metadata.get("render_fps") or 30) // WATCH_FPS)
-    with Recorder(env, out, name_prefix=id_without_module(env_id), every=every) as env:
+    with Recorder(env, out, name_prefix=env_file_name(env_id), every=every) as env:
         returns = [e.total for e in evaluation_episodes(agent, env, episodes, seed)]
     for path, ret in zip(env.paths, returns):
         print(f"{path}  (return {ret:.1f})")

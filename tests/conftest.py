@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from td3_lib import Batch, TD3, TD3Config
+from td3_lib.run import RunState
 
 # One torch thread per test process: the tests' networks are small, and a second thread only spins
 # against whatever else the machine runs (measured: several times slower on a busy 2-core machine).
@@ -87,6 +88,22 @@ def stop_at(step: int):
         if t >= step:
             raise Interrupt
     return callback
+
+
+ROW = {"step": 800, "episodes": 4, "eval_mean": -900.0, "eval_std": 0.0, "train_return": -900.0, "critic_loss": 1.0,
+       "wall_s": 1.0}
+"""A history row of a Pendulum-v1 run at step 800."""
+
+
+def saved_run(run_dir: Path, config: TD3Config, step: int | None = None, seed: int = 0, history=(),
+              save_buffer: bool = False) -> Path:
+    """The checkpoint of a Pendulum-v1 run saved without training, at ``step`` (default: its whole budget) with
+    ``history`` as given; its path."""
+    run = RunState("Pendulum-v1", config, seed, torch.device("cpu"), 3, [-2.0], [2.0])
+    run.step, run.history = config.total_steps if step is None else step, list(history)
+    run.checkpoint_path, run.save_buffer = Path(run_dir) / "checkpoint.pt", save_buffer
+    run.save()
+    return run.checkpoint_path
 
 
 EXPERIMENT_SCRIPTS = Path(__file__).resolve().parent.parent / "experiments"

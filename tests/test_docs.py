@@ -2,12 +2,14 @@
 their sources, every link resolves, and the module map names every module of td3_lib."""
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
 from conftest import script_module
 from td3_lib import TD3Config
+from td3_lib.__main__ import build_parser
 from td3_lib.course import results as shipped
 from td3_lib.course.paper import TABLE2, learning_curves
 from td3_lib.stats import LAST_K, bootstrap_difference_ci, difference, paper_scores, permutation_p_value
@@ -288,3 +290,32 @@ def test_the_glossary_links_each_primer_word_to_its_definition_in_lesson_00():
         assert anchors, f"the glossary's {word!r} does not link to lesson 00"
         assert anchors[0] in sections, f"lesson 00 has no heading with the anchor #{anchors[0]}"
         assert f"**{word}**".lower() in sections[anchors[0]].lower(), f"lesson 00's #{anchors[0]} does not define **{word}**"
+
+
+COMMAND = re.compile(r"python -m td3_lib (?:train|evaluate|play|sweep)(?: [^`\n#]*)?(?=[`\n#]|$)")
+
+
+def documented_commands() -> list[tuple[str, str]]:
+    """Every ``python -m td3_lib COMMAND ARGS`` of the README and docs/ (in code blocks and inline), its
+    continued lines joined and its comment left out: (page, command). A command with ``...`` stands for
+    many, and one without arguments names a command (``python -m td3_lib train``): neither is parsed."""
+    found = []
+    for page in PAGES:
+        for match in COMMAND.finditer(page.read_text().replace("\\\n", " ")):
+            command = " ".join(match.group(0).split())
+            if "..." not in command and len(command.split()) > 4:
+                found.append((page.name, command))
+    return found
+
+
+def test_the_docs_show_the_commands_of_every_page():
+    commands = documented_commands()
+    assert {page for page, _ in commands} >= {"README.md", "usage.md", "sweeps.md", "batched.md"}
+
+
+@pytest.mark.parametrize("page, command", documented_commands())
+def test_every_documented_command_parses(page, command, capsys):
+    try:
+        build_parser().parse_args(shlex.split(command)[3:])
+    except SystemExit:
+        pytest.fail(f"{page}: `{command}` does not parse: {capsys.readouterr().err.strip()}")

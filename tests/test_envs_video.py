@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from td3_lib import Recorder, make_env, show_video, show_videos
+from td3_lib.__main__ import main
 from td3_lib.envs import check_spaces
 
 
@@ -42,6 +43,37 @@ def test_infinite_bounds_and_non_flat_observations_refused():
     with pytest.raises(ValueError, match="flat Box"):
         check_spaces(_Spaces(gym.spaces.Dict({"a": gym.spaces.Box(0, 1, (2,))}),
                              gym.spaces.Box(-1, 1, (2,))), "X")
+
+
+class _MatrixAction(gym.Env):
+    """Actions of shape (1, 2); ten steps of reward 0."""
+    observation_space = gym.spaces.Box(-1, 1, (3,), np.float32)
+    action_space = gym.spaces.Box(-1, 1, (1, 2), np.float32)
+
+    def __init__(self, render_mode=None):
+        self.render_mode, self.t = render_mode, 0
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(3, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(3, np.float32), 0.0, False, self.t >= 10, {}
+
+
+def test_an_action_space_of_more_than_one_dimension_is_refused_before_a_run_directory_is_made(tmp_path, capsys):
+    gym.register("MatrixAction-v0", entry_point=_MatrixAction)
+    try:
+        assert main(["train", "--env", "MatrixAction-v0", "--out", str(tmp_path / "run"), "--quiet"]) == 2
+    finally:
+        del gym.registry["MatrixAction-v0"]
+    assert capsys.readouterr().err == (
+        "python -m td3_lib train: error: MatrixAction-v0 has action space Box(-1.0, 1.0, (1, 2), float32): td3_lib "
+        "needs a flat Box of actions (shape (n,)); give it one, e.g. with gymnasium.wrappers.TransformAction "
+        "reshaping a flat action.\n")
+    assert not (tmp_path / "run").exists()
 
 
 needs_bullet = pytest.mark.skipif(importlib.util.find_spec("pybullet_envs_gymnasium") is None,

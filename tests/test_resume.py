@@ -2,23 +2,27 @@
 
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 
-from conftest import Interrupt, stop_at
+from conftest import ROW, Interrupt, saved_run, stop_at
 import td3_lib.run as run_module
 import td3_lib.training as training
 from td3_lib import CheckpointError, TD3, TD3Config, train
+from td3_lib.__main__ import main
 from td3_lib.run import read_history
 from td3_lib.training import TrainingDiverged
 
+ROOT = Path(__file__).resolve().parents[1]
 CFG = TD3Config(hidden_sizes=(64, 64), start_timesteps=300, total_steps=2000, eval_freq=400,
                 eval_episodes=1, batch_size=64)
 
@@ -201,13 +205,62 @@ def test_truncated_checkpoint_is_a_clear_error(tmp_path):
             TD3.load(tmp_path / "cut.pt")
 
 
+
+
+def test_resume_starts_the_run_where_there_is_none_saying_so_with_its_folder(tmp_path):
+    """One command both starts and continues a long run (lesson 06's): ``--resume`` in an empty folder
+    starts the run, with a warning that names the folder; docs/usage.md says so."""
+    usage = " ".join((ROOT / "docs" / "usage.md").read_text().split())
+    assert ("`--resume` continues the run saved in `--out`, and starts it there when there is none, so one "
+            "command both starts and continues a long run") in usage
+    warning = f"No checkpoint in {tmp_path / 'new'} yet: starting a new run."
+    with pytest.warns(UserWarning, match=f"^{re.escape(warning)}$"):
+        run = training.prepare_run(gym.make("Pendulum-v1"), "Pendulum-v1", CFG, 0, torch.device("cpu"),
+                                   tmp_path / "new", resume=True)
+    assert run.step == 0 and not (tmp_path / "new").exists()
+
+def zero_bytes(path, at=0.1, size=2000):
+    """Damage a file inside, its layout intact: ``size`` bytes zeroed at the fraction ``at`` of it."""
+    data = bytearray(path.read_bytes())
+    start = int(len(data) * at)
+    data[start:start + size] = bytes(size)
+    path.write_bytes(bytes(data))
+
+
+def test_a_checkpoint_damaged_inside_is_refused_naming_its_damaged_member(tmp_path, capsys):
+    torch.manual_seed(0)
+    TD3(3, [-2], [2], CFG).save(tmp_path / "agent.pt", env_id="Pendulum-v1")
+    zero_bytes(tmp_path / "agent.pt")
+    assert main(["evaluate", str(tmp_path / "agent.pt"), "--episodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m td3_lib evaluate: error: {tmp_path / 'agent.pt'} is damaged: its member "
+                          "archive/data/") and "fails its CRC check" in err and err.count("\n") == 1
+    zero_bytes(saved_run(tmp_path / "run", CFG))
+    with pytest.raises(CheckpointError, match=r"checkpoint.pt is damaged: its member archive/\S+ fails its CRC"):
+        train("Pendulum-v1", CFG, device="cpu", checkpoint_dir=tmp_path / "run", resume=True, progress=False)
+
+
+
+@pytest.mark.parametrize("buffer", [[], ["--save-buffer"]])
+def test_a_budget_below_the_saved_step_is_refused_naming_both(tmp_path, capsys, buffer):
+    path = saved_run(tmp_path, CFG, step=800, history=[ROW], save_buffer=bool(buffer))
+    before = path.read_bytes()
+    argv = ["train", "--env", "Pendulum-v1", "--out", str(tmp_path), "--resume", "--steps", "500", "--no-video",
+            "--quiet", *buffer]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (f"python -m td3_lib train: error: {path} is saved at step 800: a budget of 500 "
+                                       "steps (total_steps, --steps) is below it; resume with at least 800.\n")
+    assert path.read_bytes() == before and not (tmp_path / "curve.png").exists()
+
 def test_mismatched_network_shape_is_named(tmp_path):
     torch.manual_seed(0)
     agent = TD3(3, [-2], [2], CFG)
     state = agent.state_dict(env_id="Pendulum-v1")
     state["config"]["hidden_sizes"] = [32, 32]  # says one shape, holds another
     torch.save(state, tmp_path / "bad.pt")
-    with pytest.raises(CheckpointError, match="bad.pt does not match the network it describes"):
+    with pytest.raises(CheckpointError, match=r"bad.pt does not match the network it describes: Error\(s\) in "
+                                              r"loading state_dict for Actor: size mismatch for net.0.weight: "
+                                              r"copying a param with shape torch.Size\(\[64, 3\]\)"):
         TD3.load(tmp_path / "bad.pt")
 
 

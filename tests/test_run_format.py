@@ -15,6 +15,7 @@ import torch
 
 from conftest import Interrupt, stop_at
 from td3_lib import TD3Config, TrainResult, train
+from td3_lib.__main__ import main
 from td3_lib.checkpoint import CheckpointError
 from td3_lib.run import (CHECKPOINT_NAME, RUN_FORMAT, RunState, load_agent, read_history, read_run, saved_config,
                          saved_step)
@@ -109,3 +110,17 @@ def test_a_file_of_no_known_format_is_refused(tmp_path):
     with pytest.raises(CheckpointError, match="is not a td3_lib training checkpoint"):
         saved_step(tmp_path)
     assert saved_step(tmp_path / "empty") == 0 and saved_config(tmp_path / "empty") is None
+
+
+def test_a_checkpoint_without_the_keys_of_a_run_is_refused_naming_them(tmp_path, capsys):
+    path = tmp_path / CHECKPOINT_NAME
+    torch.save({"format": RUN_FORMAT, "env_id": "Pendulum-v1"}, path)
+    missing = ("seed, agent, step, episode, history, wall_s, last_return, exploration_rng, "
+               "minibatch_generator, buffer")  # critic_losses: a run of format 2 is read with none
+    error = f"{path} is not a complete td3_lib training checkpoint: it has no {missing}."
+    with pytest.raises(CheckpointError) as refused:
+        train("Pendulum-v1", CONFIG, device="cpu", checkpoint_dir=tmp_path, resume=True, progress=False)
+    assert str(refused.value) == error
+    for argv in (["evaluate", str(path)], ["train", "--env", "Pendulum-v1", "--out", str(tmp_path), "--resume"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == f"python -m td3_lib {argv[0]}: error: {error}\n"

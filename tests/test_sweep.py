@@ -15,6 +15,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -70,6 +71,8 @@ def test_bad_names_and_values_name_what_is_allowed():
     assert parse_overrides(["hidden_sizes=64,64", "actor_lr=1e-3", "start_timesteps=2.5e3", "bf16=true"]) == \
         {"hidden_sizes": (64, 64), "actor_lr": 1e-3, "start_timesteps": 2500, "bf16": True}
     assert parse_seeds("0-2,7") == [0, 1, 2, 7]
+    with pytest.raises(ValueError, match=r"^Seeds '0,3-1': '3-1' is no range; a range is low-high with low <= high"):
+        parse_seeds("0,3-1")
 
 
 def free_port() -> int:
@@ -93,6 +96,22 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     ray = pytest.importorskip("ray")
     assert not ray.is_initialized()  # refused before Ray, which would retry the address for minutes
 
+
+
+def test_a_refused_address_or_device_leaves_no_sweep_json(tmp_path, capsys, monkeypatch):
+    """A sweep refused for its address, or for device cuda where the cluster has no GPU, writes nothing:
+    a retry with other settings is a new sweep, not "another sweep" in the same folder."""
+    out = tmp_path / "s"
+    base = ["sweep", "--env", ENV, "--out", str(out), *TINY_ARGS]
+    assert main(base + ["--address", "nohost"]) == 2
+    assert "Ray address 'nohost' must be HOST:PORT" in capsys.readouterr().err and not out.exists()
+    package, tasks = importlib.import_module("td3_lib.sweep"), importlib.import_module("td3_lib.sweep.tasks")
+    monkeypatch.setattr(package, "ray_session", lambda address: contextlib.nullcontext(0.0))  # a Ray without GPUs:
+    monkeypatch.setattr(tasks, "import_ray", lambda: SimpleNamespace(cluster_resources=lambda: {"CPU": 2.0}))
+    assert main(base + ["--device", "cuda"]) == 2
+    err = capsys.readouterr().err
+    assert "device='cuda' asked for, but the Ray cluster has no GPU" in err and err.count("\n") == 1
+    assert not out.exists()
 
 def run_record(env: str, variant: str, seed: int, values, status="finished") -> RunRecord:
     """A run whose evaluations, at steps 100, 200, ..., returned ``values``."""

@@ -43,13 +43,14 @@ from ..progress import progress_bar
 # The scores a sweep reports are td3_lib.stats's, importable from here too.
 from ..stats import (LAST_K, bootstrap_ci, bootstrap_difference_ci, final_score, mean_and_std,
                      permutation_p_value, score_row)
-from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, check_overrides, grid, open_sweep_dir,
-                   parse_overrides, parse_seeds, spec_difference, submission_order, sweep_spec, variant_config)
+from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, check_overrides, check_sweep_dir, grid,
+                   open_sweep_dir, parse_overrides, parse_seeds, spec_difference, submission_order, sweep_spec,
+                   variant_config)
 from .variants import (PROBES, REGISTRY, SWITCHES, VARIANTS, Variant, get_probe, get_variant, register,
                        register_probe)
 from .summary import RunRecord, SweepResult, load_sweep, read_summary, summarize
-from .tasks import (LOCK_NAME, LocalRayDidNotStart, check_device, max_rss_mb, placement, ray_session, run_here,
-                    run_on_ray, start_local_ray)
+from .tasks import (LOCK_NAME, LocalRayDidNotStart, check_device, check_reachable, max_rss_mb, placement,
+                    ray_session, run_here, run_on_ray, start_local_ray)
 from .batches import run_batches_here, run_with_batches_on_ray
 
 __all__ = ["sweep", "VARIANTS", "SWITCHES", "Variant", "REGISTRY", "PROBES", "register", "register_probe",
@@ -87,25 +88,43 @@ def sweep(envs, variants=("TD3",), seeds=(0,), *, out_dir, steps: int | None = N
     probes = tuple(get_probe(p) for p in probes)
     spec = sweep_spec(envs, variants, seeds, overrides, steps, settings, probes)
     check_device(device, gpus_per_run)
+    if address is not None:
+        check_reachable(address)  # each refusal before sweep.json is written, so a retry may change anything
     for env_id in spec["envs"]:
         make_env(env_id).close()  # an unknown or unusable environment, named before anything starts
     out_dir = Path(out_dir)
-    open_sweep_dir(out_dir, spec)
+    check_sweep_dir(out_dir, spec)
     runs = grid(spec)
     wanted = runs if only is None else [r for r in runs if r in set(only)]
     todo = submission_order([r for r in wanted if not (r.path(out_dir) / DONE_NAME).exists()], spec)
     bar_settings = dict(total=len(wanted), initial=len(wanted) - len(todo), unit="run", desc="sweep",
                         disable=not progress, dynamic_ncols=True)
-    ray_start_s = 0.0
-    try:
-        if todo:
-            with ray_session(address) as ray_start_s, progress_bar(**bar_settings) as bar:
-                on_ray = run_with_batches_on_ray if batched else run_on_ray
-                on_ray(todo, spec, out_dir, placement(device, gpus_per_run), bar, probes)
-    except LocalRayDidNotStart as e:  # raised before any run started: train them here instead
-        print(f"{e}\nTraining the {len(todo)} runs in this process, one after another, instead.")
-        with progress_bar(**bar_settings) as bar:
-            (run_batches_here if batched else run_here)(todo, spec, out_dir, device, bar, probes)
+    ray_start_s = train_runs(todo, spec, out_dir, address=address, device=device, gpus_per_run=gpus_per_run,
+                             batched=batched, probes=probes, bar_settings=bar_settings)
     result = summarize(out_dir, last_k)
     result.wall_s, result.ray_start_s = time.perf_counter() - started, ray_start_s
     return result
+
+
+def train_runs(todo, spec: dict, out_dir: Path, *, address, device: str, gpus_per_run: float, batched: bool,
+               probes, bar_settings: dict) -> float:
+    """Train the runs ``todo`` on Ray (``sweep``'s arguments say how); Ray's start-up time in seconds.
+    ``sweep.json`` is written once Ray is up and has placed the runs: a Ray that cannot be joined, or
+    that refuses the device (``device="cuda"`` on a cluster without a GPU), leaves nothing behind, and
+    a retry may change any setting. Where a local Ray does not start, the runs train here instead."""
+    if not todo:
+        open_sweep_dir(out_dir, spec)
+        return 0.0
+    try:
+        with ray_session(address) as ray_start_s:
+            where = placement(device, gpus_per_run)
+            open_sweep_dir(out_dir, spec)
+            with progress_bar(**bar_settings) as bar:
+                (run_with_batches_on_ray if batched else run_on_ray)(todo, spec, out_dir, where, bar, probes)
+        return ray_start_s
+    except LocalRayDidNotStart as e:  # raised before any run started: train them here instead
+        print(f"{e}\nTraining the {len(todo)} runs in this process, one after another, instead.")
+        open_sweep_dir(out_dir, spec)
+        with progress_bar(**bar_settings) as bar:
+            (run_batches_here if batched else run_here)(todo, spec, out_dir, device, bar, probes)
+        return 0.0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..checkpoint import atomic_write_text
 from ..config import TD3Config, parse_set, preset
-from ..envs import id_without_module
+from ..run import env_file_name
 from .variants import SWITCHES, VARIANTS, get_probe, get_variant, qualified_name
 
 SWEEP_FORMAT = "td3_lib.sweep/1"
@@ -62,6 +62,9 @@ def parse_seeds(text: str) -> list[int]:
             seeds += list(range(int(lo), int(hi) + 1)) if dash else [int(lo)]
         except ValueError:
             raise ValueError(f"Seeds {text!r}: use integers >= 0 such as 0,1,2 or 0-4.") from None
+        if dash and int(hi) < int(lo):
+            raise ValueError(f"Seeds {text!r}: {part.strip()!r} is no range; a range is low-high with "
+                             "low <= high, such as 0-4.")
     return seeds
 
 
@@ -74,7 +77,7 @@ class SweepRun:
     seed: int
 
     def path(self, out_dir) -> Path:
-        return Path(out_dir) / id_without_module(self.env_id) / self.variant / f"seed{self.seed}"
+        return Path(out_dir) / env_file_name(self.env_id) / self.variant / f"seed{self.seed}"
 
 
 def sweep_spec(envs, variants, seeds, overrides: dict | None = None, steps: int | None = None,
@@ -137,8 +140,9 @@ def spec_difference(saved: dict, spec: dict) -> str | None:
     return None
 
 
-def open_sweep_dir(out_dir, spec: dict) -> None:
-    """Write ``sweep.json`` into a new or empty ``out_dir``, or check that it holds this same sweep."""
+def check_sweep_dir(out_dir, spec: dict) -> bool:
+    """Refuse an ``out_dir`` that holds another sweep, or other files and no ``sweep.json``; whether
+    ``sweep.json`` is still to be written there (a new or empty directory). Writes nothing."""
     out_dir = Path(out_dir)
     spec_path = out_dir / SPEC_NAME
     if spec_path.exists():
@@ -149,11 +153,17 @@ def open_sweep_dir(out_dir, spec: dict) -> None:
         if diff:
             raise ValueError(f"{out_dir} holds another sweep ({diff}): start it again with the same "
                              "settings, or choose another --out.")
-        return
+        return False
     if out_dir.exists() and any(out_dir.iterdir()):
         raise ValueError(f"{out_dir} is not empty and holds no {SPEC_NAME}: choose a new or empty "
                          "directory for a sweep.")
-    atomic_write_text(json.dumps(spec, indent=1) + "\n", spec_path)
+    return True
+
+
+def open_sweep_dir(out_dir, spec: dict) -> None:
+    """Write ``sweep.json`` into a new or empty ``out_dir``, or check that it holds this same sweep."""
+    if check_sweep_dir(out_dir, spec):
+        atomic_write_text(json.dumps(spec, indent=1) + "\n", Path(out_dir) / SPEC_NAME)
 
 
 def submission_order(runs: list[SweepRun], spec: dict) -> list[SweepRun]:

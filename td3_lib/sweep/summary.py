@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..checkpoint import atomic_write_text
-from ..envs import id_without_module
 from ..plots import plot_curves
-from ..run import CHECKPOINT_NAME, HISTORY_NAME, read_history
+from ..run import CHECKPOINT_NAME, HISTORY_NAME, env_file_name, read_history
 from ..stats import LAST_K, countable, difference, final_score, score_row
 from ..tables import read_rows, write_rows
 from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, grid
@@ -189,8 +188,8 @@ def differences_markdown(spec: dict, runs: list[RunRecord], last_k: int = LAST_K
 
 
 def curves_path(out_dir, env_id: str) -> Path:
-    """``OUT/curves-ENV.png`` (for ``"module:ENV"`` too)."""
-    return Path(out_dir) / f"curves-{id_without_module(env_id)}.png"
+    """``OUT/curves-ENV.png``, the id as ``env_file_name`` writes it."""
+    return Path(out_dir) / f"curves-{env_file_name(env_id)}.png"
 
 
 def summarize(out_dir, last_k: int = LAST_K) -> SweepResult:
