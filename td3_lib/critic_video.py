@@ -34,9 +34,8 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from .envs import env_spec, id_without_module, make_env
+from .envs import env_file_name, env_spec, id_without_module, make_env
 from .rollout import critic_values, returns_to_go, rollout
-from .run import env_file_name
 
 TAIL_WEIGHT = 0.01
 """The discounted weight a drawn return may miss: the rollout runs on until discount^k is below it."""

@@ -10,6 +10,7 @@ import importlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -209,8 +210,16 @@ def check_spaces(env: gym.Env, env_id: str) -> None:
 
 def id_without_module(env_id: str) -> str:
     """``"EnvId-v0"`` of gymnasium's ``"module:EnvId-v0"`` (an id without a module, as it is): the
-    registered id (files and folders name it as ``run.env_file_name`` writes it)."""
+    registered id (files and folders name it as ``env_file_name`` writes it)."""
     return env_id.rpartition(":")[2]
+
+
+def env_file_name(env_id: str) -> str:
+    """An environment's id as the names of files and folders hold it (run directories, clips, a sweep's
+    folders and curves): without its module (``"module:ENV_ID"``), and with ``_`` for each character a file
+    name cannot hold or that would make a folder (the ``/`` of a namespace: ``"ns/Name-v0"`` is
+    ``ns_Name-v0``)."""
+    return re.sub(r"[^\w.-]", "_", id_without_module(env_id))
 
 
 def registered_id(env_id: str) -> str:

@@ -14,7 +14,6 @@ they are read as the current format, so every earlier run still resumes.
 
 from __future__ import annotations
 
-import re
 import shutil
 import warnings
 from dataclasses import replace
@@ -28,7 +27,7 @@ from .buffer import ReplayBuffer
 from .checkpoint import (CheckpointError, atomic_torch_save, atomic_write_text, check_env_id,
                          restore_generator, safe_load)
 from .config import TD3Config, preset
-from .envs import id_without_module
+from .envs import env_file_name, id_without_module
 from .tables import csv_text, read_rows
 
 RUN_FORMAT = "td3_lib.run/3"
@@ -209,14 +208,6 @@ def load_agent(path, device="cpu", need_env_id: bool = False) -> TD3:
     if need_env_id and agent.env_id is None:
         raise CheckpointError(f"{path} does not say which environment it was trained on.")
     return agent
-
-
-def env_file_name(env_id: str) -> str:
-    """An environment's id as the names of files and folders hold it (run directories, clips, a sweep's
-    folders and curves): without its module (``"module:ENV_ID"``), and with ``_`` for each character a file
-    name cannot hold or that would make a folder (the ``/`` of a namespace: ``"ns/Name-v0"`` is
-    ``ns_Name-v0``)."""
-    return re.sub(r"[^\w.-]", "_", id_without_module(env_id))
 
 
 def default_run_dir(env_id: str, seed: int) -> Path:

@@ -20,9 +20,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils.save_video import save_video
 
-from .envs import make_env
+from .envs import env_file_name, make_env
 from .rollout import evaluation_episodes
-from .run import env_file_name
 
 
 PENDULUM_HANGING_SEED = 12493

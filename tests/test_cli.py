@@ -252,7 +252,7 @@ gym.register("myns/NsReach-v0", entry_point=DrawnReach)
 
 def test_a_namespaced_id_names_its_files_and_folders_without_a_slash(tmp_path, capsys, monkeypatch):
     """gymnasium's ``ns/Name-v0`` would make a folder of ``ns`` in every name: the run directory, its clip,
-    a sweep's folders and curves name it ``ns_Name-v0`` (``run.env_file_name``)."""
+    a sweep's folders and curves name it ``ns_Name-v0`` (``envs.env_file_name``)."""
     from td3_lib.sweep import SweepRun
     from td3_lib.sweep.summary import curves_path
 

@@ -124,3 +124,11 @@ def test_a_checkpoint_without_the_keys_of_a_run_is_refused_naming_them(tmp_path,
     for argv in (["evaluate", str(path)], ["train", "--env", "Pendulum-v1", "--out", str(tmp_path), "--resume"]):
         assert main(argv) == 2
         assert capsys.readouterr().err == f"python -m td3_lib {argv[0]}: error: {error}\n"
+
+
+def test_the_keys_a_run_must_have_are_the_keys_a_run_saves(tmp_path):
+    from conftest import saved_run
+    from td3_lib.run import RUN_KEYS
+    from td3_lib.checkpoint import safe_load
+    path = saved_run(tmp_path, TD3Config(total_steps=800))
+    assert set(safe_load(path)) - {"format"} == set(RUN_KEYS)

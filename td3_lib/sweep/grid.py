@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..checkpoint import atomic_write_text
 from ..config import TD3Config, parse_set, preset
-from ..run import env_file_name
+from ..envs import env_file_name
 from .variants import SWITCHES, VARIANTS, get_probe, get_variant, qualified_name
 
 SWEEP_FORMAT = "td3_lib.sweep/1"

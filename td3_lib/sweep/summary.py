@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..checkpoint import atomic_write_text
 from ..plots import plot_curves
-from ..run import CHECKPOINT_NAME, HISTORY_NAME, env_file_name, read_history
+from ..envs import env_file_name
+from ..run import CHECKPOINT_NAME, HISTORY_NAME, read_history
 from ..stats import LAST_K, countable, difference, final_score, score_row
 from ..tables import read_rows, write_rows
 from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, grid
