@@ -13,6 +13,22 @@ import numpy as np
 from .stats import over_seeds
 
 
+def step_label(x: float, _position=None) -> str:
+    """An environment-step tick as a reader says it: 0, 500, 2.5k, 250k, 1M, 1.5M."""
+    for size, suffix in ((1_000_000, "M"), (1_000, "k")):
+        if abs(x) >= size:
+            return f"{x / size:g}{suffix}"
+    return f"{x:g}"
+
+
+def steps_axis(ax) -> None:
+    """Label ``ax``'s x axis in environment steps with ``step_label`` (250k, 1M), where matplotlib
+    would write 0.2 ... 1.0 and a small "1e6" at the axis's end. Only this Axes changes."""
+    from matplotlib.ticker import FuncFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(step_label))
+
+
 def plot_history(history: list[dict], path: Path, title: str) -> None:
     """Save the evaluation curve (mean, and +-1 std over the evaluation episodes) as an image."""
     from matplotlib.figure import Figure
@@ -25,6 +41,7 @@ def plot_history(history: list[dict], path: Path, title: str) -> None:
     ax.plot(steps, mean, label="evaluation mean")
     ax.fill_between(steps, mean - std, mean + std, alpha=0.25, label="+-1 std over episodes")
     ax.set(xlabel="environment steps", ylabel="episode return", title=title)
+    steps_axis(ax)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -50,6 +67,7 @@ def plot_curves(curves: dict[str, list[list[dict]]], title: str, path: Path) -> 
             seed_band(ax, histories, "eval_mean", label=label)
     ax.set(xlabel="environment steps", ylabel="evaluation return (episode return)",
            title=f"{title}: mean over seeds, band ±1 std over seeds")
+    steps_axis(ax)
     if ax.lines:
         ax.legend(fontsize="small")
     fig.tight_layout()

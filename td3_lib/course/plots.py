@@ -1,15 +1,15 @@
 """The course's plots: a learner's run against the shipped agent's training curve.
 
-The seed bands the lessons draw (``seed_band``, ``over_seeds``) are the engine's
+The seed bands the lessons draw (``seed_band``, ``over_seeds``) and the step axis (``steps_axis``) are the engine's
 (``td3_lib.plots``, ``td3_lib.stats``), imported here so a lesson finds every plot in one place."""
 
 from __future__ import annotations
 
-from ..plots import seed_band
+from ..plots import seed_band, steps_axis
 from ..pretrained import reference_history
 from ..stats import over_seeds
 
-__all__ = ["plot_against_reference", "seed_band", "over_seeds"]
+__all__ = ["plot_against_reference", "seed_band", "steps_axis", "over_seeds"]
 
 
 def plot_against_reference(history: list[dict], env_id: str, ax=None, label: str = "your run"):
@@ -25,5 +25,6 @@ def plot_against_reference(history: list[dict], env_id: str, ax=None, label: str
     ax.plot([h["step"] for h in history], [h["eval_mean"] for h in history], label=label, marker="o")
     ax.set(xlabel="environment steps", ylabel="evaluation return (mean over episodes)",
            title=f"{env_id}: your run against the shipped agent")
+    steps_axis(ax)
     ax.legend()
     return ax
