@@ -13,20 +13,13 @@ import numpy as np
 from .stats import over_seeds
 
 
-def step_label(x: float, _position=None) -> str:
-    """An environment-step tick as a reader says it: 0, 500, 2.5k, 250k, 1M, 1.5M."""
-    for size, suffix in ((1_000_000, "M"), (1_000, "k")):
-        if abs(x) >= size:
-            return f"{x / size:g}{suffix}"
-    return f"{x:g}"
-
-
 def steps_axis(ax) -> None:
-    """Label ``ax``'s x axis in environment steps with ``step_label`` (250k, 1M), where matplotlib
-    would write 0.2 ... 1.0 and a small "1e6" at the axis's end. Only this Axes changes."""
-    from matplotlib.ticker import FuncFormatter
+    """Label ``ax``'s x axis in environment steps as 0, 50k, 250k, 1M (matplotlib's engineering
+    notation), where matplotlib would write 0.2 ... 1.0 and a small "1e6" at the axis's end.
+    Only this Axes changes."""
+    from matplotlib.ticker import EngFormatter
 
-    ax.xaxis.set_major_formatter(FuncFormatter(step_label))
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))
 
 
 def plot_history(history: list[dict], path: Path, title: str) -> None:

@@ -1,7 +1,8 @@
 """The course's plots: a learner's run against the shipped agent's training curve.
 
-The seed bands the lessons draw (``seed_band``, ``over_seeds``) and the step axis (``steps_axis``) are the engine's
-(``td3_lib.plots``, ``td3_lib.stats``), imported here so a lesson finds every plot in one place."""
+The seed bands the lessons draw (``seed_band``, ``over_seeds``) and the step axis (``steps_axis``)
+are the engine's (``td3_lib.plots``, ``td3_lib.stats``), imported here so a lesson finds every plot in
+one place."""
 
 from __future__ import annotations
 
