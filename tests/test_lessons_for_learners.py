@@ -90,6 +90,22 @@ def test_statistics_wait_for_lesson_07_or_the_evidence(lesson):
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.name[:2])
+def test_the_learners_path_ends_before_the_evidence(lesson):
+    """Every lesson ends its path the same way: What to remember, References, then the pointer to the next
+    lesson (or the course's end); "The evidence", optional reading, comes after them and closes the lesson."""
+    prose = [text(c) for c in cells(lesson) if c["cell_type"] == "markdown"]
+    def where(pattern):
+        return [i for i, p in enumerate(prose) if re.search(pattern, p, re.M)]
+    remember, references = where(r"^## What to remember"), where(r"^## References")
+    pointer, evidence = where(r"^\*\*(Next:|The end of the course)"), where(r"^## The evidence")
+    assert len(remember) == len(references) == len(pointer) == 1, (remember, references, pointer)
+    assert remember[0] < references[0] <= pointer[0]
+    sections = where(r"^## ")
+    assert evidence in ([], [sections[-1]]), "The evidence is not the lesson's last section"
+    assert not evidence or pointer[0] < evidence[0], "the pointer to the next lesson comes after The evidence"
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.name[:2])
 def test_no_maintainer_material_in_the_learners_path(lesson):
     """nbval's marks are cell tags; no test file, git command, CPU model or result file name in the prose or
     the code a learner reads."""
