@@ -52,7 +52,8 @@ def add_train_parser(sub) -> None:
     t.add_argument("--resume", action="store_true",
                    help="continue the run saved in --out, or start it there when there is none")
     t.add_argument("--save-buffer", action="store_true",
-                   help="keep the replay buffer in checkpoints, so a resumed run matches an uninterrupted one")
+                   help="keep the replay buffer in checkpoints, so a resumed run matches an uninterrupted one "
+                        "(a run started with it keeps it when resumed)")
     t.add_argument("--no-video", action="store_true", help="skip recording the video at the end")
     add_probe_option(t)
     t.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -73,7 +74,8 @@ def add_play_parser(sub) -> None:
     src.add_argument("--pretrained", metavar="ENV_ID", help="use the agent shipped for this environment")
     p.add_argument("--episodes", type=positive_int, default=1, help="episodes to record (default 1)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="reset seed of the first episode")
-    p.add_argument("--out", type=Path, help="video directory (default: videos/ beside the checkpoint)")
+    p.add_argument("--out", type=Path,
+                   help="video directory (default: videos/ beside the checkpoint; runs/pretrained with --pretrained)")
 
 
 def add_evaluate_parser(sub) -> None:
@@ -151,7 +153,7 @@ def cmd_play(args) -> None:
     if args.pretrained:
         from .pretrained import load_pretrained
         agent, env_id = load_pretrained(args.pretrained), args.pretrained
-        out = args.out or Path("videos") / "pretrained"
+        out = args.out or Path("runs") / "pretrained"  # runs/: where every command writes
     else:
         agent = agent_to_run(args.checkpoint)
         env_id, out = agent.env_id, args.out or args.checkpoint.parent / "videos"

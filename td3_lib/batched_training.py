@@ -83,10 +83,10 @@ def train_batched(env_id: str, configs: Sequence[TD3Config] | TD3Config, seeds: 
     members = open_members(env_id, configs, seeds, run_dirs, resolve_device(device), resume, make or make_env)
     try:
         for member in members:
-            member.run.save_buffer = save_buffer
+            member.run.save_buffer = save_buffer or member.run.save_buffer  # on resume: as its checkpoint
             if member.run.checkpoint_path is not None:
                 preflight(member.run.checkpoint_path.parent, member.run.agent,
-                          member.run.buffer.nbytes() if save_buffer else 0)
+                          member.run.buffer.nbytes() if member.run.save_buffer else 0)
         batched = BatchedTD3([m.run.agent for m in members])
         replay = StackedReplayBuffers([m.run.buffer for m in members])
         run_members(members, batched, replay, probes, progress, callback, stop_on_divergence)

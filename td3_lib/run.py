@@ -96,7 +96,8 @@ class RunState:
     """The state of one training run, which a checkpoint saves and a resume restores.
 
     ``checkpoint_path`` (None: the run is not saved) and ``save_buffer`` say where and how it is
-    saved; they are not part of the saved state."""
+    saved; they are not part of the saved state (a restored run's ``save_buffer`` says whether its
+    checkpoint held the buffer, so a run saved with it goes on saving it)."""
 
     def __init__(self, env_id: str, config: TD3Config, seed: int, device: torch.device,
                  obs_dim: int, low, high, agent: type[TD3] = TD3):
@@ -137,7 +138,8 @@ class RunState:
         self.critic_losses = state["critic_losses"]
         self.exploration_rng.bit_generator.state = state["exploration_rng"]
         restore_generator(self.minibatch_generator, state["minibatch_generator"])
-        if state["buffer"] is not None:
+        self.save_buffer = state["buffer"] is not None  # a run saved with its buffer keeps saving it
+        if self.save_buffer:
             self.buffer.load_state_dict(state["buffer"])
         else:
             warnings.warn(f"{source} holds no replay buffer: training goes on with an empty one, "

@@ -287,8 +287,10 @@ def test_a_batched_run_killed_twice_resumes_to_the_uninterrupted_runs(tmp_path):
         done = subprocess.run([sys.executable, "-W", "ignore", str(script), str(tmp_path), str(nth)], env=env)
         assert done.returncode == 9, f"the process did not end at its checkpoint {nth}"
         assert [saved_step(tmp_path / f"m{k}") for k in range(3)] == left
+    # resumed without save_buffer: each member keeps saving the buffer its checkpoint holds
     resumed = train_batched("Pendulum-v1", KILL_CONFIGS, KILL_SEEDS, run_dirs=[tmp_path / f"m{k}" for k in range(3)],
-                            device="cpu", progress=False, resume=True, save_buffer=True)
+                            device="cpu", progress=False, resume=True)
+    assert all(torch.load(tmp_path / f"m{k}" / "checkpoint.pt", weights_only=True)["buffer"] is not None for k in range(3))
     for result, config, seed in zip(resumed, KILL_CONFIGS, KILL_SEEDS):
         alone = train("Pendulum-v1", config, seed=seed, device="cpu", progress=False)
         assert without_clock(result.history) == without_clock(alone.history)

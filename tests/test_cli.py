@@ -36,6 +36,8 @@ def test_train_evaluate_play_end_to_end(tmp_path):
         assert p.returncode == 0 and "Pendulum-v1: mean" in p.stdout
     p = run_cli("play", str(out / "checkpoint.pt"), "--out", str(tmp_path / "clips"))
     assert p.returncode == 0 and list((tmp_path / "clips").glob("*.mp4"))
+    p = run_cli("play", "--pretrained", "Pendulum-v1", cwd=tmp_path)  # into runs/, which git ignores
+    assert p.returncode == 0 and list((tmp_path / "runs" / "pretrained").glob("*.mp4")), p.stderr
     p = run_cli("train", "--env", "Pendulum-v1", "--steps", "1400", "--out", str(out), "--quiet",
                 "--resume", "--no-video")
     assert p.returncode == 0, p.stderr

@@ -89,6 +89,25 @@ def test_a_finished_run_extended_keeps_its_history_and_is_a_continuation_not_the
 
 
 @pytest.mark.slow
+def test_a_run_saved_with_its_buffer_keeps_saving_it_when_resumed_without_asking(tmp_path):
+    """Keeping the buffer is the run's own setting, as its config is: started with save_buffer=True and
+    resumed without it (``train --resume``), the run still saves its buffer, so a second interruption
+    loses nothing either and the run ends as the uninterrupted one does."""
+    full = train("Pendulum-v1", CFG, seed=3, device="cpu", progress=False)
+    with pytest.raises(Interrupt):
+        train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
+              save_buffer=True, callback=stop_at(1200))
+    with pytest.raises(Interrupt):
+        train("Pendulum-v1", seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False, resume=True,
+              callback=stop_at(1600))
+    saved = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    assert saved["step"] == 1200 and saved["buffer"] is not None
+    resumed = train("Pendulum-v1", seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False, resume=True)
+    assert [h["eval_mean"] for h in resumed.history] == [h["eval_mean"] for h in full.history]
+    assert _same_weights(full.agent, resumed.agent)
+
+
+@pytest.mark.slow
 def test_resume_without_buffer_warns_and_continues(tmp_path):
     with pytest.raises(Interrupt):
         train("Pendulum-v1", CFG, seed=3, device="cpu", checkpoint_dir=tmp_path, progress=False,
