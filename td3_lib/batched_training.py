@@ -31,7 +31,7 @@ from .buffer import StackedReplayBuffers
 from .config import TD3Config
 from .envs import make_env
 from .progress import progress_bar
-from .run import RunState, default_run_dir, episode_seed, preflight
+from .run import RunState, default_run_dir, episode_seed
 from .training import (DivergenceGuard, Probe, TrainingDiverged, TrainResult, keep_best_actor, prepare_run,
                        record_evaluation, save_checkpoint)
 
@@ -83,10 +83,7 @@ def train_batched(env_id: str, configs: Sequence[TD3Config] | TD3Config, seeds: 
     members = open_members(env_id, configs, seeds, run_dirs, resolve_device(device), resume, make or make_env)
     try:
         for member in members:
-            member.run.save_buffer = save_buffer or member.run.save_buffer  # on resume: as its checkpoint
-            if member.run.checkpoint_path is not None:
-                preflight(member.run.checkpoint_path.parent, member.run.agent,
-                          member.run.buffer.nbytes() if member.run.save_buffer else 0)
+            member.run.start_saving(save_buffer)
         batched = BatchedTD3([m.run.agent for m in members])
         replay = StackedReplayBuffers([m.run.buffer for m in members])
         run_members(members, batched, replay, probes, progress, callback, stop_on_divergence)

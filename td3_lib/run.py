@@ -146,6 +146,13 @@ class RunState:
                           "so the resumed run will not match an uninterrupted one "
                           "(pass save_buffer=True / --save-buffer to keep it).", stacklevel=4)
 
+    def start_saving(self, save_buffer: bool) -> None:
+        """Before training: keep the buffer in checkpoints when asked, or when the checkpoint this run resumed
+        from held it, and check that the checkpoints can be written (``preflight``)."""
+        self.save_buffer = save_buffer or self.save_buffer
+        if self.checkpoint_path is not None:
+            preflight(self.checkpoint_path.parent, self.agent, self.buffer.nbytes() if self.save_buffer else 0)
+
     def save(self) -> None:
         """Write the history CSV, then the checkpoint beside it, each atomically: a process killed
         between the two leaves the previous checkpoint and a CSV at least as recent, never a

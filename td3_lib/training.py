@@ -20,7 +20,7 @@ from .envs import check_spaces, env_id_of, make_env
 from .progress import progress_bar
 from .rollout import Episode, evaluation_episodes
 from .run import (BEST_NAME, CHECKPOINT_NAME, RunState, best_evaluation, config_for_resume, episode_seed,
-                  load_run, preflight)
+                  load_run)
 
 
 class TrainingDiverged(RuntimeError):
@@ -95,9 +95,7 @@ def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="
             eval_env = make_env(env_id) if isinstance(env_or_id, str) else copy_env(env, env_id)
             opened.append(eval_env)
         run = prepare_run(env, env_id, config, seed, resolve_device(device), checkpoint_dir, resume, agent)
-        run.save_buffer = save_buffer or run.save_buffer  # on resume: also when the checkpoint holds one
-        if run.checkpoint_path is not None:
-            preflight(run.checkpoint_path.parent, run.agent, run.buffer.nbytes() if run.save_buffer else 0)
+        run.start_saving(save_buffer)
         run_loop(run, env, eval_env, probes=probes, progress=progress, callback=callback)
     finally:
         for e in opened:
