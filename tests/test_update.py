@@ -7,19 +7,21 @@ import torch
 
 from td3_lib import Batch, TD3, TD3Config
 from td3_lib.course.reference import ReferenceTD3
+from td3_lib.sweep import SWITCHES
 
 # Large target noise against a small clip, so that clipping acts on most draws.
 CFG = TD3Config(hidden_sizes=(16, 16), batch_size=32, policy_noise=0.5, noise_clip=0.2, tau=0.1)
 LOW, HIGH = [-2.0, 0.0], [2.0, 10.0]  # asymmetric bounds, half-ranges 2 and 5
-SWITCHES = ("clipped_double_q", "target_policy_smoothing", "delayed_policy_updates")
 
 
-def make_agent(cfg, seed=0):
+def update_agent(cfg, seed=0):
+    """A TD3 agent with 3 observations and this file's bounds, its weights drawn after manual_seed(seed)."""
     torch.manual_seed(seed)
     return TD3(3, LOW, HIGH, cfg)
 
 
-def make_batch(n=32, seed=1):
+def update_batch(n=32, seed=1):
+    """A batch of ``n`` transitions drawn from ``seed``, inside this file's bounds; every third one terminal."""
     g = torch.Generator().manual_seed(seed)
     not_done = torch.ones(n, 1)
     not_done[::3] = 0.0  # every third transition ends its episode
@@ -71,11 +73,11 @@ def test_update_equals_the_reference_td3(off):
     weights, minibatches and noise (the reference draws with torch.randn_like from the global generator,
     set where the agent's generator is), for 6 iterations, with each trick switched off in turn."""
     cfg = CFG if off is None else dataclasses.replace(CFG, **{off: False})
-    agent = make_agent(cfg)
+    agent = update_agent(cfg)
     ref = ReferenceTD3.from_agent(agent)
     assert_same_networks(agent, ref, "at the start")
     for it in range(1, 7):
-        batch = make_batch(seed=it)
+        batch = update_batch(seed=it)
         torch.set_rng_state(agent.generator.get_state())  # the same noise
         ref.train(batch)
         agent.update(batch)
@@ -84,7 +86,7 @@ def test_update_equals_the_reference_td3(off):
 
 
 def test_the_reference_keeps_each_action_inside_its_own_bounds():
-    ref = ReferenceTD3.from_agent(make_agent(CFG))
+    ref = ReferenceTD3.from_agent(update_agent(CFG))
     actions = ref.actor(torch.randn(500, 3) * 100)
     target = ReferenceTD3.target_action(ref, torch.randn(500, 3) * 100)
     for a in (actions, target):
@@ -104,27 +106,27 @@ def changed(before, after):
 
 def test_critic_every_update_actor_and_targets_every_policy_freq():
     cfg = dataclasses.replace(CFG, policy_freq=3)
-    agent = make_agent(cfg)
+    agent = update_agent(cfg)
     for it in range(1, 10):
         before = snapshot(agent)
-        agent.update(make_batch(seed=it))
+        agent.update(update_batch(seed=it))
         want = {"critic"} | ({"actor", "actor_target", "critic_target"} if it % 3 == 0 else set())
         assert changed(before, snapshot(agent)) == want, f"iteration {it}"
 
 
 @pytest.mark.parametrize("cdq, trained", [(True, {0, 1}), (False, {0})])
 def test_both_critics_trained_only_with_clipped_double_q(cdq, trained):
-    agent = make_agent(dataclasses.replace(CFG, clipped_double_q=cdq))
+    agent = update_agent(dataclasses.replace(CFG, clipped_double_q=cdq))
     before = [w.detach().clone() for w in agent.critic.weights]
-    agent.critic_step(make_batch())
+    agent.critic_step(update_batch())
     moved = {i for i in range(2) if any(not torch.equal(b[i], w[i]) for b, w in zip(before, agent.critic.weights))}
     assert moved == trained
 
 
 def test_actor_step_raises_q1_of_its_actions():
     """The actor ascends Q1: after one actor step, Q1(s, pi(s)) is higher on the same batch."""
-    agent = make_agent(dataclasses.replace(CFG, actor_lr=1e-3))
-    batch = make_batch()
+    agent = update_agent(dataclasses.replace(CFG, actor_lr=1e-3))
+    batch = update_batch()
     with torch.no_grad():
         before = agent.critic.q1(batch.obs, agent.actor(batch.obs)).mean()
     agent.actor_step(batch)
@@ -136,7 +138,7 @@ def test_actor_step_raises_q1_of_its_actions():
 def test_actor_step_computes_no_gradient_for_the_critics():
     """The actor's loss reaches the critic's weights only through frozen copies: after an actor step the
     critic holds no gradient (a thawed Q1 would fill it, for the next critic step to start from)."""
-    agent = make_agent(CFG)
-    agent.actor_step(make_batch())
+    agent = update_agent(CFG)
+    agent.actor_step(update_batch())
     assert all(p.grad is None for p in agent.critic.parameters())
     assert all(p.grad is not None for p in agent.actor.parameters())
