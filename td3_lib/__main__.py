@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 
 from .arguments import OneLineParser, nonnegative_int, positive_int
+from .config import PRESET_SETTINGS
 from .envs import RenderingUnavailable, UnknownEnvironment, env_spec
 from .plots import plot_history
 from .run import load_agent
@@ -42,7 +43,7 @@ def add_train_parser(sub) -> None:
     t.add_argument("--env", required=True, help="environment id, e.g. Pendulum-v1, BipedalWalker-v3")
     t.add_argument("--steps", type=positive_int,
                    help="environment steps in all (default: the preset's; with --resume, the saved run's)")
-    t.add_argument("--preset", default="course", metavar="NAME",
+    t.add_argument("--preset", default="course", choices=tuple(PRESET_SETTINGS), metavar="NAME",
                    help="course (default: the course's settings) or paper (the paper's hyper-parameters)")
     t.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a TD3Config field, e.g. --set hidden_sizes=64,64 --set actor_lr=1e-3")
@@ -101,7 +102,7 @@ def add_sweep_parser(sub) -> None:
                    help=f"comma-separated, of {', '.join(VARIANTS)} (default TD3)")
     s.add_argument("--seeds", default="0", help="e.g. 0,1,2 or 0-4 (default 0)")
     s.add_argument("--steps", type=positive_int, help="environment steps per run (default: the preset's)")
-    s.add_argument("--preset", default="course", metavar="NAME",
+    s.add_argument("--preset", default="course", choices=tuple(PRESET_SETTINGS), metavar="NAME",
                    help="course (default: the course's settings) or paper (the paper's hyper-parameters)")
     s.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a TD3Config field for every run, e.g. --set hidden_sizes=64,64")

@@ -84,7 +84,7 @@ class TD3Config:
     def check_values(self) -> None:
         """A clear error for a value out of its range."""
         _check(len(self.hidden_sizes) > 0, "hidden_sizes", self.hidden_sizes, "at least one layer width")
-        _check(all(isinstance(h, int) and h >= 1 for h in self.hidden_sizes),
+        _check(all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in self.hidden_sizes),
                "hidden_sizes", self.hidden_sizes, "positive integers")
         for name in ("actor_lr", "critic_lr"):
             _check(getattr(self, name) > 0, name, getattr(self, name), "a positive number")

@@ -27,7 +27,7 @@ from .buffer import ReplayBuffer
 from .checkpoint import (CheckpointError, atomic_torch_save, atomic_write_text, check_env_id,
                          restore_generator, safe_load)
 from .config import TD3Config, preset
-from .envs import env_file_name, id_without_module
+from .envs import env_file_name
 from .tables import csv_text, read_rows
 
 RUN_FORMAT = "td3_lib.run/3"
@@ -225,7 +225,7 @@ def default_run_dir(env_id: str, seed: int) -> Path:
     return Path("runs") / f"{env_file_name(env_id)}-seed{seed}"
 
 
-def starting_config(env_id: str, settings: str | None, run_dir, resume: bool, overrides: dict) -> TD3Config:
+def starting_config(env_id: str, settings: str, run_dir, resume: bool, overrides: dict) -> TD3Config:
     """The config a run starts (or resumes) with: with ``resume``, the saved run's config where
     ``run_dir`` holds one, else the preset ``settings`` for ``env_id``; then ``overrides`` (field: value)."""
     config = (saved_config(run_dir) if resume else None) or preset(env_id, settings)

@@ -58,6 +58,9 @@ def test_train_evaluate_play_end_to_end(tmp_path):
     (["evaluate", "missing.pt"], "No checkpoint file at missing.pt"),
     (["play", "missing.pt"], "No checkpoint file at missing.pt"),
     (["play", "--pretrained", "CartPole-v1"], "No pretrained agent for 'CartPole-v1'"),
+    (["train", "--env", "Pendulum-v1", "--preset", "bogus", "--resume"],
+     "argument --preset: invalid choice: 'bogus' (choose from 'course', 'paper')"),
+    (["sweep", "--env", "Pendulum-v1", "--preset", "Paper", "--out", "s"], "invalid choice: 'Paper'"),
     (["train"], "the following arguments are required: --env"),
     (["fly"], "invalid choice: 'fly'"),
 ])

@@ -28,6 +28,7 @@ def test_defaults_are_the_authors():
     ("expl_noise", -0.1, "expl_noise=-0.1"),
     ("hidden_sizes", (), "hidden_sizes=()"),
     ("hidden_sizes", 64, "hidden_sizes=64 is invalid: it must be a tuple or list of layer widths"),
+    ("hidden_sizes", (True, 64), "hidden_sizes=(True, 64) is invalid: it must be positive integers"),
     ("actor_lr", "1e-3", "actor_lr='1e-3' is invalid: it must be a number"),
     ("total_steps", 1e6, "total_steps=1000000.0 is invalid: it must be an integer"),
     ("batch_size", True, "batch_size=True is invalid: it must be an integer"),
@@ -112,7 +113,9 @@ def test_the_command_line_reaches_the_paper_preset(tmp_path, capsys, monkeypatch
         main(["train", "--env", "HalfCheetah-v5", "--preset", "paper", "--steps", "5000", "--out", str(tmp_path / "y")])
     assert started.value.args[0] == dataclasses.replace(TD3Config.paper("HalfCheetah-v5"), total_steps=5000)
     for command in (["train", "--env", "Pendulum-v1"], ["sweep", "--env", "Pendulum-v1", "--seeds", "0"]):
-        assert main([*command, "--preset", "papr", "--out", str(tmp_path / "x")]) == 2
+        with pytest.raises(SystemExit) as refused:
+            main([*command, "--preset", "papr", "--out", str(tmp_path / "x")])
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "Unknown preset 'papr'; allowed: course, paper." in err
+        assert refused.value.code == 2
+        assert err.count("\n") == 1 and "argument --preset: invalid choice: 'papr' (choose from 'course', 'paper')" in err
     assert not (tmp_path / "x").exists()  # refused before anything was written
