@@ -14,7 +14,7 @@ from .checkpoint import CheckpointError, atomic_torch_save, check_env_id, restor
 from .config import TD3Config
 from .cuda_graph import check_graph_device, graphed_steps
 from .networks import Actor, TwinCritic, check_action_bounds
-from .targets import bellman_target, clipped_double_q, half_range, smooth_target_action
+from .targets import bellman_target, clipped_double_q, half_range, smooth_target_action, soft_update
 
 CHECKPOINT_FORMAT = "td3_lib.agent/1"
 
@@ -39,21 +39,6 @@ def resolve_device(device="auto") -> torch.device:
     elif dev.type != "cpu":
         raise ValueError(f"Unsupported device {device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'.")
     return dev
-
-
-def soft_update(source, target, tau: float) -> None:
-    """theta' <- tau * theta + (1 - tau) * theta', for every parameter at once.
-
-    ``source`` and ``target`` are modules, or tuples of modules in matching
-    order; one fused foreach lerp covers all their tensors, instead of a
-    Python loop per parameter.
-    """
-    def params(m):
-        modules = m if isinstance(m, (tuple, list)) else (m,)
-        return [p for module in modules for p in module.parameters()]
-
-    with torch.no_grad():
-        torch._foreach_lerp_(params(target), params(source), tau)
 
 
 def _adam(params, lr: float, capturable: bool = False) -> torch.optim.Adam:
@@ -158,8 +143,7 @@ class TD3:
 
         Returns detached tensors; nothing here waits for the device.
         """
-        if not self.can_train:
-            raise RuntimeError("This agent was loaded from an actor-only checkpoint: it can act, not train.")
+        self.check_can_train()
         cfg = self.config
         self.total_it += 1
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
@@ -168,6 +152,11 @@ class TD3:
             if not cfg.delayed_policy_updates or self.total_it % cfg.policy_freq == 0:
                 metrics["actor_loss"] = self.actor_step(batch).detach()
         return metrics
+
+    def check_can_train(self) -> None:
+        """Refuse to update an agent loaded from an actor-only checkpoint (it has no critic to train)."""
+        if not self.can_train:
+            raise RuntimeError("This agent was loaded from an actor-only checkpoint: it can act, not train.")
 
     def target_q(self, batch: Batch) -> torch.Tensor:
         """y = r + discount * not_done * min(Q1', Q2')(s', a'), a' = mu'(s') plus clipped noise.

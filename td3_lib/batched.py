@@ -5,16 +5,17 @@ actor's layer i as a weight of shape (K, out, in), the twin critic's as (K, 2, i
 steps every member on its own minibatch with one batched matrix product per layer (``torch.baddbmm`` over
 the member dimension, as ``TwinCritic`` already does over its two Q-networks), so K small updates cost
 about the kernel launches of one. Member k computes what ``TD3.update`` computes on the same minibatch
-and noise: the same pieces (``bellman_target``, ``clipped_double_q``, the clipped smoothing noise of
-``target_noise``), its own switches, noise scales, discount, tau, learning rates and delay, its own
-smoothing-noise generator, and Adam with its own step counts. A member that does not step its actor in an
-update (the delay, or not learning yet) leaves its actor, its actor's Adam state and its targets exactly
-as they were.
+and noise: the same pieces (``bellman_target``, ``clipped_double_q``, ``clip_noise``, and the blend of
+``soft_update`` with each member's own tau), its own switches, noise scales, discount, tau, learning rates
+and delay, its own smoothing-noise generator, and Adam with its own step counts. A member that does not
+step its actor in an update (the delay, or not learning yet) leaves its actor, its actor's Adam state and
+its targets exactly as they were.
 
 The members stay ordinary ``TD3`` objects: ``write_member`` copies member k's state into one (for an
 evaluation, a probe or a checkpoint, whose files are then those of a single run), and building a
-``BatchedTD3`` from agents (a resumed run's, for example) reads theirs. What may differ between members
-is ``MEMBER_FIELDS``; what they share is the network shapes, the batch size and how the update runs.
+``BatchedTD3`` from agents (a resumed run's, for example) reads theirs. The members share
+``SHARED_FIELDS`` (the network shapes, the batch size and how the update runs); every other TD3Config
+field may differ from member to member.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from torch.optim.adam import adam
 from .agent import TD3
 from .buffer import Batch
 from .cuda_graph import GraphedStep, StaticBatch, check_graph_device
-from .targets import bellman_target, clipped_double_q
+from .targets import bellman_target, clip_noise, clipped_double_q
 
 SHARED_FIELDS = ("hidden_sizes", "batch_size", "bf16", "cuda_graph")
 """TD3Config fields every member of a batch has in common (the shapes of the stacked tensors, and how the
@@ -328,7 +329,7 @@ class BatchedTD3:
         with torch.no_grad():
             next_action = self.mu(self.actor_target, batch.next_obs)
             if noise is not None:
-                eps = (noise * self.noise_std).clamp(-self.noise_clip, self.noise_clip)
+                eps = clip_noise(noise, self.noise_std, self.noise_clip)
                 smoothed = (next_action + eps).clamp(self.low, self.high)
                 next_action = torch.where(per_member(self.smooths, next_action), smoothed, next_action)
             target = critic_forward(self.critic_target, batch.next_obs, next_action).float()

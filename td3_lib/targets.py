@@ -1,8 +1,8 @@
-"""The critic's regression target, piece by piece: one function per lesson.
+"""The update's pieces, one function per lesson: the critic's regression target and the target networks.
 
-The agent's update is composed of exactly these functions (lesson 4's in two
-parts: the clipped noise and the smoothed action), so what a notebook checks by
-hand is what the agent runs.
+The agent's update is composed of exactly these functions (lesson 4's in three
+parts: the noise's clip, the noise and the smoothed action), so what a notebook
+checks by hand is what the agent runs.
 """
 
 from __future__ import annotations
@@ -51,9 +51,17 @@ def target_noise(shape, low, high, policy_noise: float, noise_clip: float, gener
         device = low.device  # the noise where the bounds are
     low = torch.as_tensor(low, dtype=dtype, device=device)
     h = half_range(low, torch.as_tensor(high, dtype=dtype, device=device))
-    eps = torch.randn(shape, generator=generator, dtype=dtype, device=device) * (policy_noise * h)
-    c = noise_clip * h
-    return eps.clamp(-c, c)
+    z = torch.randn(shape, generator=generator, dtype=dtype, device=device)
+    return clip_noise(z, policy_noise * h, noise_clip * h)
+
+
+def clip_noise(z: Tensor, sigma, c) -> Tensor:
+    """Lesson 4: eps = clip(sigma * z, -c, c) for a standard normal draw z.
+
+    ``sigma`` and ``c`` are numbers or tensors that broadcast against ``z``
+    (per action dimension, or per member of a batch of agents).
+    """
+    return (z * sigma).clamp(-c, c)
 
 
 def smooth_target_action(next_action: Tensor, low, high, policy_noise: float, noise_clip: float,
@@ -68,3 +76,21 @@ def smooth_target_action(next_action: Tensor, low, high, policy_noise: float, no
     eps = target_noise(next_action.shape, low, high, policy_noise, noise_clip, generator, next_action.dtype,
                        next_action.device)
     return (next_action + eps).clamp(low, high)
+
+
+def soft_update(source, target, tau: float) -> None:
+    """Lessons 1 and 5: theta' <- tau * theta + (1 - tau) * theta', for every parameter at once.
+
+    The target networks trail the trained ones slowly (lesson 1); TD3 moves
+    them only on its delayed steps, right after the actor's (lesson 5).
+
+    ``source`` and ``target`` are modules, or tuples of modules in matching
+    order; one fused foreach lerp covers all their tensors, instead of a
+    Python loop per parameter.
+    """
+    def params(m):
+        modules = m if isinstance(m, (tuple, list)) else (m,)
+        return [p for module in modules for p in module.parameters()]
+
+    with torch.no_grad():
+        torch._foreach_lerp_(params(target), params(source), tau)

@@ -2,7 +2,7 @@
 
 import torch
 
-from td3_lib import bellman_target, clipped_double_q, smooth_target_action, target_noise
+from td3_lib import bellman_target, clip_noise, clipped_double_q, smooth_target_action, target_noise
 
 
 def test_bellman_target_by_hand():
@@ -44,6 +44,14 @@ def test_target_noise_matches_formula_with_same_generator():
     half = torch.tensor([1.0, 2.0])
     torch.testing.assert_close(eps, (draws * 0.2 * half).clamp(-0.5 * half, 0.5 * half))
     assert (eps.abs().amax(0) == 0.5 * half).all()  # some draws beyond c on each dimension are clipped to it
+
+
+def test_clip_noise_against_explicit_formula_with_numbers_and_per_member_tensors():
+    z = torch.tensor([[-3.0, -0.5, 0.0, 0.5, 3.0]])
+    torch.testing.assert_close(clip_noise(z, 0.2, 0.5), torch.tensor([[-0.5, -0.1, 0.0, 0.1, 0.5]]))
+    sigma, c = torch.tensor([[0.2], [1.0]]), torch.tensor([[0.5], [1.0]])  # one row per member
+    expected = torch.stack([torch.clamp(0.2 * z[0], -0.5, 0.5), torch.clamp(1.0 * z[0], -1.0, 1.0)])
+    torch.testing.assert_close(clip_noise(z.expand(2, 5), sigma, c), expected)
 
 
 def test_smooth_target_action_noise_is_clipped_per_dimension():

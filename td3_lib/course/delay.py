@@ -81,9 +81,9 @@ import dataclasses
 import numpy as np
 import torch
 
-from ..agent import TD3, soft_update
+from ..agent import TD3
 from ..config import TD3Config
-from ..targets import bellman_target, clipped_double_q
+from ..targets import bellman_target, clipped_double_q, soft_update
 from ..sweep.variants import VARIANTS, Variant, register, register_probe
 
 PROBE_EVERY = 100  # critic updates between probes (a multiple of every delay used)
@@ -211,8 +211,7 @@ class ProbedTD3(TD3):
         """Algorithm 1's iteration on this schedule: a critic step; the actor's step every ``policy_freq``
         (measured just before it, k > 0); the targets every ``target_freq``; then the probe right after
         every ``PROBE_EVERY``-th actor step: k = 0."""
-        if not self.can_train:
-            raise RuntimeError("This agent was loaded from an actor-only checkpoint: it can act, not train.")
+        self.check_can_train()
         self.total_it += 1
         policy_freq, target_freq, tau = self.schedule()
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.config.bf16):

@@ -6,9 +6,10 @@ import sys
 
 import torch
 
-from ...agent import TD3, soft_update
+from ...agent import TD3
 from ...buffer import Batch
 from ...config import TD3Config
+from ...targets import soft_update
 
 
 DELAYED_CASES = ((2, 0.1), (3, 0.3))
