@@ -19,7 +19,7 @@ machines do (docs/batched.md).
 from __future__ import annotations
 
 import dataclasses
-import time
+import functools
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -31,36 +31,19 @@ from .buffer import StackedReplayBuffers
 from .config import TD3Config
 from .envs import make_env
 from .progress import progress_bar
-from .run import RunState, default_run_dir, episode_seed
-from .training import (DivergenceGuard, Probe, TrainingDiverged, TrainResult, keep_best_actor, prepare_run,
-                       record_evaluation, save_checkpoint)
+from .training import Probe, Runner, TrainingDiverged, TrainResult, explore, prepare_run, update_due
 
 
 @dataclasses.dataclass
-class Member:
-    """One run of a batch as the loop steps it: its ``RunState``, environments and episode in progress."""
+class Member(Runner):
+    """One run of a batch as the loop steps it: a ``Runner``, and what stopped it if it diverged."""
 
-    run: RunState
-    env: object
-    eval_env: object
-    guard: DivergenceGuard | None = None
-    obs: np.ndarray | None = None
-    ep_return: float = 0.0
-    terminated: bool = False
-    truncated: bool = False
-    checkpoint_due: bool = False
     error: TrainingDiverged | None = None
     """What stopped the run, when it diverged (its last good checkpoint stays)."""
 
     @property
     def finished(self) -> bool:
         return self.error is not None or self.run.step >= self.run.config.total_steps
-
-    @property
-    def learning(self) -> bool:
-        """Whether this iteration's step gives it an update (as ``run_loop`` decides for a single run)."""
-        run = self.run
-        return run.step > run.config.start_timesteps and len(run.buffer) >= run.config.batch_size
 
 
 def train_batched(env_id: str, configs: Sequence[TD3Config] | TD3Config, seeds: Sequence[int], *, run_dirs=None,
@@ -122,11 +105,10 @@ def open_members(env_id: str, configs, seeds: Sequence[int], run_dirs, device, r
 def run_members(members: list[Member], batched: BatchedTD3, replay: StackedReplayBuffers, probes, progress: bool,
                 callback, stop_on_divergence: bool = True) -> None:
     """Algorithm 1 for every member, in lockstep, from each one's step to its budget (``run_loop``'s steps)."""
-    started = [time.perf_counter() - m.run.wall_s for m in members]
-    for member in members:
-        run = member.run
-        member.guard = DivergenceGuard(run.config.eval_freq + 1, run)
-        member.obs, _ = member.env.reset(seed=episode_seed(run.seed, run.episode))
+    callbacks = [None if callback is None else functools.partial(callback, k) for k in range(len(members))]
+    for k, member in enumerate(members):
+        member.sync = functools.partial(batched.write_member, k, member.run.agent)  # copied out of the batch
+        member.start()
     total = sum(m.run.config.total_steps for m in members)
     with progress_bar(total=total, initial=sum(m.run.step for m in members), disable=not progress, unit="step",
                       desc=f"{members[0].run.env_id} x{len(members)}", dynamic_ncols=True) as bar:
@@ -136,20 +118,15 @@ def run_members(members: list[Member], batched: BatchedTD3, replay: StackedRepla
             learn(members, stepping, batched, replay)
             for k in stepping:
                 try:
-                    after_step(members[k], k, batched, started[k], probes, callback)
+                    members[k].after_step(probes, callbacks[k])
                 except TrainingDiverged as error:
                     if stop_on_divergence:
                         raise
                     members[k].error = error
             bar.update(len(stepping))
-    for k, member in enumerate(members):
-        run = member.run
-        if member.error is not None:
-            continue
-        if run.checkpoint_path is not None and (member.checkpoint_due or not run.checkpoint_path.exists()):
-            batched.write_member(k, run.agent)
-            save_checkpoint(run, started[k], member.guard)
-        run.wall_s = time.perf_counter() - started[k]
+    for member in members:
+        if member.error is None:
+            member.finish()
 
 
 def step_environments(members: list[Member], stepping: list[int], batched: BatchedTD3,
@@ -160,52 +137,19 @@ def step_environments(members: list[Member], stepping: list[int], batched: Batch
     mu = batched.act(np.stack([m.obs for m in members])) if acting else None  # no actor in the random phase
     rows = []
     for k in stepping:
-        member, run = members[k], members[k].run
-        if run.step < run.config.start_timesteps:
-            space = member.env.action_space
-            action = run.exploration_rng.uniform(space.low, space.high).astype(np.float32)
-        else:
-            action = run.agent.explore(mu[k], run.config.expl_noise, run.exploration_rng)
-        next_obs, reward, terminated, truncated, _ = member.env.step(action)
-        rows.append((member.obs, action, reward, next_obs, terminated))
-        member.obs, member.ep_return = next_obs, member.ep_return + float(reward)
-        member.terminated, member.truncated = terminated, truncated
-        run.step += 1
+        member = members[k]
+        rows.append(member.step(explore(member.run, member.obs, member.env.action_space,
+                                        None if mu is None else mu[k])))
     replay.add(*(np.stack(column) for column in zip(*rows)), members=stepping)
 
 
 def learn(members: list[Member], stepping: list[int], batched: BatchedTD3, replay: StackedReplayBuffers) -> None:
-    """One batched update of the members whose step gives them one; each logs its critic loss."""
+    """One batched update of the members whose step gives them one (``update_due``); each logs its critic loss."""
     active = np.zeros(len(members), dtype=bool)
-    active[[k for k in stepping if members[k].learning]] = True
+    active[[k for k in stepping if update_due(members[k].run)]] = True
     if not active.any():
         return
     batch = replay.sample(batched.config.batch_size, [m.run.minibatch_generator for m in members], np.flatnonzero(active))
     losses = batched.update(batch, active)["critic_loss"]
     for k in np.flatnonzero(active):
         members[k].guard.add(losses[k], members[k].run.step)
-
-
-def after_step(member: Member, k: int, batched: BatchedTD3, started: float, probes, callback) -> None:
-    """After member k's step, as ``run_loop`` after a single run's: an evaluation when one is due (the member
-    copied out of the batch first), and at an episode's end the reset and any checkpoint due."""
-    run = member.run
-    if run.step % run.config.eval_freq == 0 or run.step == run.config.total_steps:
-        batched.write_member(k, run.agent)
-        record_evaluation(run, member.eval_env, member.guard, started, probes)
-        keep_best_actor(run)
-        if callback is not None:
-            callback(k, run.step, run.agent)
-        member.checkpoint_due = run.checkpoint_path is not None
-    if member.terminated or member.truncated:
-        run.episode, run.last_return, member.ep_return = run.episode + 1, member.ep_return, 0.0
-        member.obs, _ = member.env.reset(seed=episode_seed(run.seed, run.episode))
-        if member.checkpoint_due:
-            batched.write_member(k, run.agent)
-            save_checkpoint(run, started, member.guard)
-            member.checkpoint_due = False
-
-
-def default_run_dirs(env_id: str, seeds: Sequence[int]) -> list[Path]:
-    """Where each run of a batch is saved when no directories are given: each seed's ``default_run_dir``."""
-    return [default_run_dir(env_id, seed) for seed in seeds]

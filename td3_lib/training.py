@@ -59,7 +59,7 @@ class TrainResult:
 
 
 Probe = Callable[[TD3, list[Episode]], dict]
-"""A measurement recorded at each evaluation: (agent, the evaluation's episodes, states kept) -> {column: number}.
+"""A measurement recorded at each evaluation: (agent, the evaluation's episodes, their states kept) -> {column: number}.
 A probe with an ``every`` attribute is recorded only at the evaluations whose step is a multiple of it."""
 
 
@@ -160,52 +160,114 @@ def prepare_run(env, env_id: str, config: TD3Config | None, seed: int, device, c
     return run
 
 
-def explore(run: RunState, obs, action_space) -> np.ndarray:
+def explore(run: RunState, obs, action_space, mu: np.ndarray | None = None) -> np.ndarray:
     """The behaviour policy: uniform in the bounds for ``start_timesteps`` steps, then
-    mu(s) + N(0, (expl_noise * h)^2) per dimension (h its half-range), clipped to the bounds."""
+    mu(s) + N(0, (expl_noise * h)^2) per dimension (h its half-range), clipped to the bounds.
+    ``mu``: the actor's mu(s) when it is already computed (a batch computes all its members' at once)."""
     if run.step < run.config.start_timesteps:
         return run.exploration_rng.uniform(action_space.low, action_space.high).astype(np.float32)
-    return run.agent.act(obs, noise=run.config.expl_noise, rng=run.exploration_rng)
+    if mu is None:
+        return run.agent.act(obs, noise=run.config.expl_noise, rng=run.exploration_rng)
+    return run.agent.explore(mu, run.config.expl_noise, run.exploration_rng)
+
+
+def update_due(run: RunState) -> bool:
+    """Whether the step just taken is followed by an update: after ``start_timesteps``, once the buffer
+    holds a batch. The authors' code has no batch check, and needs none with its start_timesteps
+    (25,000 > 256); it matters only when start_timesteps < batch_size."""
+    return run.step > run.config.start_timesteps and len(run.buffer) >= run.config.batch_size
+
+
+def evaluation_due(run: RunState) -> bool:
+    """Whether the step just taken is followed by an evaluation: every ``eval_freq`` steps, and at the end."""
+    return run.step % run.config.eval_freq == 0 or run.step == run.config.total_steps
 
 
 def run_loop(run: RunState, env, eval_env, *, probes: Sequence[Probe] = (), progress: bool = False,
              callback=None) -> None:
     """Algorithm 1 from step ``run.step`` to ``total_steps``: act, store, update, evaluate, checkpoint."""
-    cfg, buffer = run.config, run.buffer
-    guard = DivergenceGuard(cfg.eval_freq + 1, run)  # at most eval_freq updates between evaluations
-    started = time.perf_counter() - run.wall_s
-    bar = progress_bar(total=cfg.total_steps, initial=run.step, disable=not progress, unit="step",
-               desc=run.env_id, dynamic_ncols=True)
-    obs, _ = env.reset(seed=episode_seed(run.seed, run.episode))
-    ep_return, checkpoint_due = 0.0, False
-    while run.step < cfg.total_steps:
-        action = explore(run, obs, env.action_space)
-        next_obs, reward, terminated, truncated, _ = env.step(action)
-        buffer.add(obs, action, reward, next_obs, terminated)  # terminated, not truncated: see bellman_target
-        obs, ep_return = next_obs, ep_return + float(reward)
-        run.step += 1
-        # A batch needs batch_size stored steps: the authors' code has no such check, and needs none
-        # with its start_timesteps (25,000 > 256); it matters only when start_timesteps < batch_size.
-        if run.step > cfg.start_timesteps and len(buffer) >= cfg.batch_size:
-            metrics = run.agent.update(buffer.sample(cfg.batch_size, generator=run.minibatch_generator))
-            guard.add(metrics["critic_loss"], run.step)
-        if run.step % cfg.eval_freq == 0 or run.step == cfg.total_steps:
-            record_evaluation(run, eval_env, guard, started, probes)
+    cfg, runner = run.config, Runner(run, env, eval_env)
+    runner.start()
+    with progress_bar(total=cfg.total_steps, initial=run.step, disable=not progress, unit="step",
+                      desc=run.env_id, dynamic_ncols=True) as bar:
+        while run.step < cfg.total_steps:
+            action = explore(run, runner.obs, env.action_space)
+            run.buffer.add(*runner.step(action))
+            if update_due(run):
+                metrics = run.agent.update(run.buffer.sample(cfg.batch_size, generator=run.minibatch_generator))
+                runner.guard.add(metrics["critic_loss"], run.step)
+            runner.after_step(probes, callback)
+            show_progress(bar, run)
+    runner.finish()
+
+
+@dataclass
+class Runner:
+    """One run as Algorithm 1's loop steps it: its ``RunState``, its environments and the episode in
+    progress. ``run_loop`` steps one; ``train_batched`` steps several in lockstep, each its own ``Runner``."""
+
+    run: RunState
+    env: object
+    eval_env: object
+    guard: DivergenceGuard | None = None
+    obs: np.ndarray | None = None
+    ep_return: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    checkpoint_due: bool = False
+    """An evaluation was recorded since the last checkpoint: the next episode end writes one."""
+    started: float = 0.0
+    """``time.perf_counter()`` at the run's start, less the wall time of its earlier segments (a resumed run)."""
+    sync: Callable[[], None] | None = None
+    """Brings ``run.agent`` up to date before it is evaluated or saved (a batch copies its member out)."""
+
+    def start(self) -> None:
+        """The clock, the divergence guard and the first episode's reset (with the run's episode seed)."""
+        run = self.run
+        self.started = time.perf_counter() - run.wall_s
+        self.guard = DivergenceGuard(run.config.eval_freq + 1, run)  # at most eval_freq updates between checks
+        self.obs, _ = self.env.reset(seed=episode_seed(run.seed, run.episode))
+
+    def step(self, action) -> tuple:
+        """One environment step; returns its transition (s, a, r, s', terminated) to store: terminated, not
+        truncated, since a time limit is no terminal state (see ``bellman_target``)."""
+        next_obs, reward, terminated, truncated, _ = self.env.step(action)
+        transition = (self.obs, action, reward, next_obs, terminated)
+        self.obs, self.ep_return = next_obs, self.ep_return + float(reward)
+        self.terminated, self.truncated = terminated, truncated
+        self.run.step += 1
+        return transition
+
+    def after_step(self, probes: Sequence[Probe] = (), callback=None) -> None:
+        """An evaluation when one is due, then at an episode's end the reset and any checkpoint due (so a
+        checkpoint holds no half episode)."""
+        run = self.run
+        if evaluation_due(run):
+            self.synced()
+            record_evaluation(run, self.eval_env, self.guard, self.started, probes)
             keep_best_actor(run)
             if callback is not None:
                 callback(run.step, run.agent)
-            checkpoint_due = run.checkpoint_path is not None
-        if terminated or truncated:
-            run.episode, run.last_return, ep_return = run.episode + 1, ep_return, 0.0
-            obs, _ = env.reset(seed=episode_seed(run.seed, run.episode))
-            if checkpoint_due:
-                save_checkpoint(run, started, guard)
-                checkpoint_due = False
-        show_progress(bar, run)
-    if run.checkpoint_path is not None and (checkpoint_due or not run.checkpoint_path.exists()):
-        save_checkpoint(run, started, guard)
-    run.wall_s = time.perf_counter() - started
-    bar.close()
+            self.checkpoint_due = run.checkpoint_path is not None
+        if self.terminated or self.truncated:
+            run.episode, run.last_return, self.ep_return = run.episode + 1, self.ep_return, 0.0
+            self.obs, _ = self.env.reset(seed=episode_seed(run.seed, run.episode))
+            if self.checkpoint_due:
+                self.synced()
+                save_checkpoint(run, self.started, self.guard)
+                self.checkpoint_due = False
+
+    def finish(self) -> None:
+        """At the budget: a last checkpoint where the last one written is not current, and the wall time."""
+        run = self.run
+        if run.checkpoint_path is not None and (self.checkpoint_due or not run.checkpoint_path.exists()):
+            self.synced()
+            save_checkpoint(run, self.started, self.guard)
+        run.wall_s = time.perf_counter() - self.started
+
+    def synced(self) -> None:
+        if self.sync is not None:
+            self.sync()
 
 
 class DivergenceGuard:
