@@ -36,6 +36,7 @@ import numpy as np
 
 from .envs import env_file_name, env_spec, id_without_module, make_env
 from .rollout import critic_values, returns_to_go, rollout
+from .video import moviepy_class, render_fps
 
 TAIL_WEIGHT = 0.01
 """The discounted weight a drawn return may miss: the rollout runs on until discount^k is below it."""
@@ -138,7 +139,7 @@ def critic_episode(agent, env_id: str, seed: int = 0, discount: float | None = N
         frames = recorded.frames[:len(episode)]
     q1, q2 = critic_values(agent, episode.states[:len(frames)])
     returns = returns_to_go(episode.rewards, discount)[:len(frames)]
-    fps = env.metadata.get("render_fps") or 30
+    fps = render_fps(env)
     ended = len(episode) < shown + tail_steps(discount)
     trace = CriticTrace(id_without_module(env_id), discount, q1, q2, returns, twins, fps, episode.rewards, ended)
     return frames, trace
@@ -228,9 +229,5 @@ def clip_path(out, env_id: str) -> Path:
 
 def write_mp4(frames: list[np.ndarray], path: Path, fps: float) -> None:
     """Frames to an H.264 mp4 with moviepy (2, or Colab's 1.0.3)."""
-    try:
-        from moviepy import ImageSequenceClip  # moviepy >= 2
-    except ImportError:
-        from moviepy.editor import ImageSequenceClip  # moviepy 1.x
-
-    ImageSequenceClip(frames, fps=fps).write_videofile(str(path), codec="libx264", audio=False, logger=None)
+    clip = moviepy_class("ImageSequenceClip")(frames, fps=fps)
+    clip.write_videofile(str(path), codec="libx264", audio=False, logger=None)

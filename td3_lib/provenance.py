@@ -61,15 +61,21 @@ def code_commit() -> str:
 
 
 def versions(mujoco: bool = False) -> dict:
-    """The versions of Python and of the packages a run depends on (``mujoco`` for MuJoCo's tasks)."""
+    """The versions of Python and of the packages a run depends on (``mujoco`` for MuJoCo's tasks); None
+    for one that is not installed."""
     names = PACKAGES + (("mujoco",) if mujoco else ())
+    return {**dict.fromkeys(names), **installed_versions(*names), "python": platform.python_version()}
+
+
+def installed_versions(*packages: str) -> dict:
+    """The installed version of each of ``packages`` that is installed (the others left out)."""
     found = {}
-    for name in names:
+    for name in packages:
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
-            found[name] = None
-    return {**found, "python": platform.python_version()}
+            pass
+    return found
 
 
 VECTOR_FLAGS = ("avx", "fma", "amx")

@@ -1,7 +1,9 @@
 """One episode of a policy in an environment, and evaluation built on it.
 
 Evaluation, recording a clip, the value-bias measurement and the benchmarks
-all run episodes through ``rollout``, so there is one episode loop. What an
+all run episodes through ``rollout``, so they share one episode loop (the
+course's probes on its two-step tasks and on Pendulum's fixed starts step
+their own, shorter ones: course/tasks.py). What an
 episode is measured with lives here too: its discounted returns to go
 (``returns_to_go``) and the critic's estimates on its states (``critic_values``).
 """

@@ -21,8 +21,6 @@ def csv_text(rows: list[dict], fields) -> str:
 
 def write_rows(rows: list[dict], path, fields) -> None:
     """``rows`` as a CSV file with the columns ``fields``, written atomically (parent folders made)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(csv_text(rows, fields), path)
 
 

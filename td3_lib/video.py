@@ -56,7 +56,7 @@ class Recorder(gym.Wrapper):
             raise ValueError(f"every={every!r} is invalid: it must be an integer >= 1.")
         self.directory = Path(directory)
         self.every, self.steps = every, 0
-        self.fps = fps or (env.metadata.get("render_fps") or 30) / every
+        self.fps = fps or render_fps(env) / every
         self.name_prefix = name_prefix
         self.paused = False
         self.frames: list = []
@@ -119,7 +119,7 @@ def record(agent, env_id: str, out, episodes: int = 1, seed: int = 0, every: int
     (``WATCH_FPS``; all of Pendulum's 30, one in 5 of Hopper's 125)."""
     env = make_env(env_id, render_mode="rgb_array")
     if every is None:
-        every = max(1, (env.metadata.get("render_fps") or 30) // WATCH_FPS)
+        every = max(1, render_fps(env) // WATCH_FPS)
     with Recorder(env, out, name_prefix=env_file_name(env_id), every=every) as env:
         returns = [e.total for e in evaluation_episodes(agent, env, episodes, seed)]
     for path, ret in zip(env.paths, returns):
@@ -189,17 +189,27 @@ def to_gif(mp4_path, gif_path, width: int = 240, fps: int = 15, seconds: float |
 
     Works with moviepy 2 and with moviepy 1.0.3 (Colab's), whose methods have other names.
     """
-    try:
-        from moviepy import VideoFileClip  # moviepy >= 2
-    except ImportError:
-        from moviepy.editor import VideoFileClip  # moviepy 1.x
-
-    with VideoFileClip(str(mp4_path)) as clip:
+    with moviepy_class("VideoFileClip")(str(mp4_path)) as clip:
         if seconds is not None and seconds < clip.duration:
             # a long episode (1,600 walker steps) would make a huge gif
             clip = clip.subclipped(0, seconds) if hasattr(clip, "subclipped") else clip.subclip(0, seconds)
         resized(clip, width).write_gif(str(gif_path), fps=fps, logger=None)
     return Path(gif_path)
+
+
+def moviepy_class(name: str):
+    """moviepy's class ``name`` (``VideoFileClip``, ``ImageSequenceClip``), from moviepy 2 or from 1.0.3
+    (Colab's), which keeps its classes in ``moviepy.editor``; imported only when a clip is written."""
+    try:
+        import moviepy.editor as classes  # moviepy 1.x
+    except ImportError:
+        import moviepy as classes  # moviepy >= 2
+    return getattr(classes, name)
+
+
+def render_fps(env) -> float:
+    """The environment's frames per second (its metadata's ``render_fps``; 30 where it gives none)."""
+    return env.metadata.get("render_fps") or 30
 
 
 def resized(clip, width: int):
@@ -208,7 +218,6 @@ def resized(clip, width: int):
     scaled with Pillow directly."""
     if hasattr(clip, "resized"):  # moviepy >= 2
         return clip.resized(width=width)
-    import numpy as np
     from PIL import Image
 
     size = (width, round(clip.h * width / clip.w))

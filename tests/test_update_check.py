@@ -8,7 +8,6 @@ import sys
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from td3_lib import TD3, bellman_target, clipped_double_q, smooth_target_action, soft_update
 from td3_lib.course import update_check

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 
 import gymnasium as gym
@@ -13,6 +13,7 @@ import numpy as np
 
 from ..agent import TD3
 from ..checkpoint import check_env_id
+from ..provenance import installed_versions
 from ..run import HISTORY_NAME, best_evaluation, read_history, wall_clock
 from ..video import record, to_gif
 
@@ -86,17 +87,6 @@ def held_out_test(agent, env_id: str, episodes: int = TEST_EPISODES, seed: int =
             "min": round(float(returns.min()), 1), "max": round(float(returns.max()), 1),
             "returns": [round(float(r), 2) for r in returns], "lengths": [len(e) for e in runs],
             "versions": installed_versions("td3_lib", "torch", "gymnasium", "mujoco", "box2d", "pybullet")}
-
-
-def installed_versions(*packages: str) -> dict:
-    """The installed version of each package that is installed."""
-    versions = {}
-    for name in packages:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return versions
 
 
 def held_out_result_path(env_id: str, dest=None) -> Path:

@@ -59,7 +59,7 @@ class Variant:
     recorded in each run's history beside the sweep's own."""
 
     name: str
-    """What sweeps, results and lessons call it ("TD3", "TD3 - CDQ", "AHE", ...)."""
+    """What sweeps, results and lessons call it ("TD3", "TD3-CDQ", "DDPG", ...)."""
     switches: Mapping[str, bool]
     """The values of the three TD3Config switches it trains with."""
     agent: type[TD3] = TD3

@@ -4,8 +4,8 @@ learner's function and returns a verdict.
 A lesson calls its check in one line (``check_critic_update(critic_update)``); the check runs the learner's
 function on cases it builds, compares with the right answer computed here, and returns a sentence that
 starts with "Right" or with "Not yet" and says what differs. Every check is tested against a right
-solution and several wrong ones (tests/test_checks.py). The solutions themselves stay in the lessons,
-in collapsed blocks.
+solution and several wrong ones (tests/test_checks_00.py to test_checks_08.py). The solutions themselves
+stay in the lessons, in collapsed blocks.
 """
 
 from .lesson00 import check_discounted_return, check_scale_action, check_play_random_episode
