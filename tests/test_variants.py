@@ -12,8 +12,10 @@ import torch
 from td3_lib import TD3, preset, train
 from td3_lib.provenance import PROVENANCE_NAME
 from td3_lib.run import read_history
-from td3_lib.sweep import (DONE_NAME, REGISTRY, SWITCHES, VARIANTS, Variant, get_probe, get_variant,
-                           open_sweep_dir, register, register_probe, spec_difference, sweep_spec, variant_config)
+from td3_lib.sweep import (DONE_NAME, REGISTRY, SWITCHES, VARIANTS, SweepRun, Variant, get_probe, get_variant,
+                           open_sweep_dir, register, register_probe, run_config, spec_difference, sweep_spec,
+                           variant_config)
+from td3_lib.sweep.batches import train_batch
 from td3_lib.sweep.tasks import registration, train_run
 
 ENV = "Pendulum-v1"
@@ -163,9 +165,20 @@ def test_switches_of_every_registered_variant_are_the_three():
     assert all(set(v.switches) == set(SWITCHES) for v in REGISTRY.values())
 
 
-def test_a_run_started_by_code_that_recorded_nothing_keeps_that_part_when_resumed(tmp_path):
+def single_worker(run: SweepRun, spec: dict, out_dir: str) -> dict:
+    return train_run(run.env_id, get_variant(run.variant), run.seed, run_config(spec, run.env_id, run.variant),
+                     out_dir, "cpu")
+
+
+def batched_worker(run: SweepRun, spec: dict, out_dir: str) -> dict:
+    return train_batch([run], spec, out_dir, "cpu")[0]
+
+
+@pytest.mark.parametrize("worker", [single_worker, batched_worker], ids=["single", "batched"])
+def test_a_run_started_by_code_that_recorded_nothing_keeps_that_part_when_resumed(tmp_path, worker):
     """The first 400 steps trained as earlier code did (a checkpoint, no provenance.json), the rest by the
-    worker: the record says what the sweep's earlier record says from step 0, and this code from 400 on."""
+    worker (``train_run``, or ``train_batch`` with the run as its one member): the record says what the
+    sweep's earlier record says from step 0, and this code from 400 on."""
     spec = sweep_spec([ENV], ["TD3"], [0], TINY, STEPS)
     open_sweep_dir(tmp_path / "old-0", spec)
     run_dir = tmp_path / "old-0" / ENV / "TD3" / "seed0"
@@ -175,13 +188,12 @@ def test_a_run_started_by_code_that_recorded_nothing_keeps_that_part_when_resume
               checkpoint_dir=run_dir, save_buffer=True)
         earlier = {"commit": "f" * 40, "versions": {"torch": "2"}, "machine": {"cpu": "x", "torch_threads": 1}}
         (tmp_path / "old.provenance.json").write_text(json.dumps(earlier))
-        assert train_run(ENV, get_variant("TD3"), 0, spec["configs"][f"{ENV}/TD3"], str(tmp_path / "old-0"),
-                         "cpu")["status"] == "finished"
+        assert worker(SweepRun(ENV, "TD3", 0), spec, str(tmp_path / "old-0"))["status"] == "finished"
     finally:
         torch.set_num_threads(threads)
     made = json.loads((run_dir / PROVENANCE_NAME).read_text())
-    assert [(m["from_step"], m["commit"]) for m in made] == [(0, "f" * 40), (400, made[1]["commit"])]
-    assert made[1]["commit"] != "f" * 40 and json.loads((run_dir / DONE_NAME).read_text())["resumed_from"] == 400
+    assert [(m["from_step"], m["commit"] == "f" * 40) for m in made] == [(0, True), (400, False)]
+    assert json.loads((run_dir / DONE_NAME).read_text())["resumed_from"] == 400
 
 
 WORKER = """

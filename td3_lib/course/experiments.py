@@ -36,7 +36,7 @@ from ..arguments import OneLineParser, positive_int
 from ..checkpoint import atomic_write_text
 from ..config import TD3Config
 from ..run import HISTORY_NAME, history_csv, read_rows
-from ..sweep import (DONE_NAME, SPEC_NAME, SweepRun, open_sweep_dir, parse_seeds, spec_difference,
+from ..sweep import (DONE_NAME, SPEC_NAME, SweepRun, open_sweep_dir, parse_seeds, run_config, spec_difference,
                       start_local_ray, sweep, sweep_spec)
 from . import tasks  # noqa: F401  (registers the course's tasks, variants and probes, which experiments name)
 from .specs import PENDULUM, Experiment, FinishedRun, Sweep, Take  # noqa: F401  (the scripts import them here)
@@ -163,7 +163,7 @@ def collect(experiment: Experiment, args) -> list[FinishedRun]:
                 path = SweepRun(env_id, take.variant, seed).path(args.root / take.sweep.dir)
                 history = take.history(path)
                 if history is not None:
-                    config = spec["configs"][f"{env_id}/{take.variant}"]
+                    config = run_config(spec, env_id, take.variant)
                     held_rows = [row for row in history if row["step"] <= take.budget(config)]
                     runs.append(FinishedRun(take, env_id, seed, path, config, held_rows, run_name(take, experiment)))
     return sorted(runs, key=lambda r: r.seed) if experiment.seed_major else runs
@@ -224,7 +224,7 @@ def restore(experiment: Experiment, csv_path: Path, args, experiments: dict | No
         spec = spec_of(take.sweep, args)
         open_sweep_dir(args.root / take.sweep.dir, spec)
         for env_id in take.sweep.envs:
-            config = spec["configs"][f"{env_id}/{take.variant}"]
+            config = run_config(spec, env_id, take.variant)
             for seed in seeds:
                 history = run_history(rows, labels(take, env_id, seed, config, experiment))
                 path = SweepRun(env_id, take.variant, seed).path(args.root / take.sweep.dir)
@@ -263,7 +263,7 @@ def restore_run(path: Path, history: list[dict], csv_path: Path, name: str, seed
 # ---------------------------------------------------------------- the result
 def result_entry(experiment: Experiment, runs: list[FinishedRun], args, command: str) -> dict:
     """The manifest entry of the result: what it is, the command that makes it, its runs and their provenance."""
-    budgets = sorted({t.budget(spec_of(t.sweep, args)["configs"][f"{e}/{t.variant}"])
+    budgets = sorted({t.budget(run_config(spec_of(t.sweep, args), e, t.variant))
                       for t in experiment.takes for e in t.sweep.envs})
     seeds: dict[str, set] = {}
     for run in runs:

@@ -44,8 +44,8 @@ from ..progress import progress_bar
 from ..stats import (LAST_K, bootstrap_ci, bootstrap_difference_ci, final_score, mean_and_std,
                      permutation_p_value, score_row)
 from .grid import (DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, check_overrides, check_sweep_dir, grid,
-                   open_sweep_dir, parse_overrides, parse_seeds, spec_difference, submission_order, sweep_spec,
-                   variant_config)
+                   open_sweep_dir, parse_overrides, parse_seeds, run_config, spec_difference, submission_order,
+                   sweep_spec, variant_config)
 from .variants import (PROBES, REGISTRY, SWITCHES, VARIANTS, Variant, get_probe, get_variant, register,
                        register_probe)
 from .summary import RunRecord, SweepResult, load_sweep, read_summary, summarize
@@ -54,7 +54,7 @@ from .tasks import (LOCK_NAME, LocalRayDidNotStart, check_device, check_reachabl
 from .batches import run_batches_here, run_with_batches_on_ray
 
 __all__ = ["sweep", "VARIANTS", "SWITCHES", "Variant", "REGISTRY", "PROBES", "register", "register_probe",
-           "get_variant", "get_probe", "variant_config", "parse_overrides", "parse_seeds", "sweep_spec",
+           "get_variant", "get_probe", "variant_config", "run_config", "parse_overrides", "parse_seeds", "sweep_spec",
            "spec_difference", "open_sweep_dir", "check_overrides", "grid", "submission_order", "SweepRun",
            "summarize", "load_sweep", "read_summary", "final_score", "mean_and_std", "score_row", "bootstrap_ci",
            "bootstrap_difference_ci", "permutation_p_value", "RunRecord",

@@ -80,6 +80,16 @@ class SweepRun:
         return Path(out_dir) / env_file_name(self.env_id) / self.variant / f"seed{self.seed}"
 
 
+def config_key(env_id: str, variant: str) -> str:
+    """Where a sweep spec's ``configs`` holds the config of ``variant``'s runs on ``env_id``."""
+    return f"{env_id}/{variant}"
+
+
+def run_config(spec: dict, env_id: str, variant: str) -> dict:
+    """The config (``TD3Config.to_dict()``, as sweep.json holds it) of ``variant``'s runs on ``env_id``."""
+    return spec["configs"][config_key(env_id, variant)]
+
+
 def sweep_spec(envs, variants, seeds, overrides: dict | None = None, steps: int | None = None,
                settings: str = "course", probes=()) -> dict:
     """The sweep's settings as saved in ``sweep.json``, checked: the resolved config of every
@@ -97,7 +107,8 @@ def sweep_spec(envs, variants, seeds, overrides: dict | None = None, steps: int 
         raise ValueError(f"Seeds {seeds}: each must be an integer >= 0.")
     if steps is not None and (not isinstance(steps, int) or steps < 1):
         raise ValueError(f"steps={steps!r}: it must be a positive integer.")
-    configs = {f"{e}/{v}": variant_config(e, v, overrides, steps, settings).to_dict() for e in envs for v in variants}
+    configs = {config_key(e, v): variant_config(e, v, overrides, steps, settings).to_dict()
+               for e in envs for v in variants}
     spec = {"format": SWEEP_FORMAT, "envs": envs, "variants": variants, "seeds": seeds,
             "steps": steps, "overrides": dict(overrides or {}), "configs": configs, "settings": settings,
             "definitions": {v: get_variant(v).describe() for v in variants},

@@ -25,7 +25,7 @@ from .. import provenance
 from ..checkpoint import CheckpointError, atomic_write_text
 from ..config import TD3Config
 from ..run import CHECKPOINT_NAME, saved_step
-from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun
+from .grid import DONE_NAME, ERROR_NAME, SPEC_NAME, SweepRun, run_config
 from .variants import Variant, get_variant
 
 LOCK_NAME = "lock"
@@ -91,29 +91,67 @@ def train_run(env_id: str, variant: Variant, seed: int, config: dict, out_dir: s
     when ``train`` returns; when it raises, the traceback goes to ``error.txt`` and the outcome
     says failed (the task itself succeeds).
     """
-    torch.set_num_threads(1)
-    if not (Path(out_dir) / SPEC_NAME).exists():
-        raise FileNotFoundError(f"{out_dir} is not visible on {socket.gethostname()}: on a cluster the "
-                                "sweep directory must be on a filesystem every machine shares.")
+    start_worker(out_dir)
     run_dir = SweepRun(env_id, variant.name, seed).path(out_dir)
     with run_lock(run_dir):
-        if (run_dir / DONE_NAME).exists():  # finished by an earlier try of this task
-            return {"status": "finished", **json.loads((run_dir / DONE_NAME).read_text())}
+        finished = finished_outcome(run_dir)
+        if finished is not None:
+            return finished
         try:
-            resumed_from = checkpoint_step(run_dir)
-            if resumed_from and provenance.read(run_dir) is None:  # trained so far by code that recorded nothing
-                provenance.write(run_dir, [{"from_step": 0, **made} for made in provenance.earlier(out_dir)])
-            provenance.record(run_dir, resumed_from, provenance.current(env_id, device))
+            resumed_from = record_provenance(run_dir, out_dir, env_id, device)
             result = train_variant(env_id, variant, seed, TD3Config.from_dict(config), run_dir, device, probes,
                                    registration)
         except Exception as e:
             atomic_write_text(traceback.format_exc(), run_dir / ERROR_NAME)
-            return {"status": "failed", "error": f"{type(e).__name__}: {e}"}
-        done = {"steps": result.step, "final_eval": result.final_return, "wall_s": round(result.wall_s, 2),
-                "resumed_from": resumed_from, "host": socket.gethostname(), "pid": os.getpid(),
-                "max_rss_mb": max_rss_mb()}
-        atomic_write_text(json.dumps(done) + "\n", run_dir / DONE_NAME)
-        (run_dir / ERROR_NAME).unlink(missing_ok=True)
+            return failed_outcome(e)
+        return write_done(run_dir, result, resumed_from)
+
+
+# ---------------------------------------------------------------- what every worker does (train_run, train_batch)
+
+def start_worker(out_dir: str) -> None:
+    """A worker's start: one torch thread; a sweep directory this machine does not see refused in one line."""
+    torch.set_num_threads(1)
+    if not (Path(out_dir) / SPEC_NAME).exists():
+        raise FileNotFoundError(f"{out_dir} is not visible on {socket.gethostname()}: on a cluster the "
+                                "sweep directory must be on a filesystem every machine shares.")
+
+
+def finished_outcome(run_dir: Path) -> dict | None:
+    """The outcome of a run that an earlier try of its task finished (its ``done.json``); None for one not finished."""
+    done = run_dir / DONE_NAME
+    return {"status": "finished", **json.loads(done.read_text())} if done.exists() else None
+
+
+def record_provenance(run_dir: Path, out_dir: str, env_id: str, device: str) -> int:
+    """Record the run's provenance before it trains (for a run started by code that recorded none, what the
+    sweep's earlier record says, from step 0); the step it resumes from (0 for a run started afresh)."""
+    resumed_from = checkpoint_step(run_dir)
+    if resumed_from and provenance.read(run_dir) is None:  # trained so far by code that recorded nothing
+        provenance.write(run_dir, [{"from_step": 0, **made} for made in provenance.earlier(out_dir)])
+    provenance.record(run_dir, resumed_from, provenance.current(env_id, device))
+    return resumed_from
+
+
+def install_registration(env_id: str, registration) -> None:
+    """Register ``env_id`` in this worker as the driver did (``registration``), where the worker does not know it."""
+    if registration is not None and env_id not in gym.registry:
+        gym.registry[env_id] = registration
+
+
+def failed_outcome(error: Exception) -> dict:
+    """The outcome of a run that ``error`` ended."""
+    return {"status": "failed", "error": f"{type(error).__name__}: {error}"}
+
+
+def write_done(run_dir: Path, result, resumed_from: int, **extra) -> dict:
+    """Write a run's ``done.json`` (what ``train`` returned, the step it resumed from, where it trained and its
+    memory peak, then ``extra``) and remove an earlier try's ``error.txt``; the run's outcome."""
+    done = {"steps": result.step, "final_eval": result.final_return, "wall_s": round(result.wall_s, 2),
+            "resumed_from": resumed_from, "host": socket.gethostname(), "pid": os.getpid(),
+            "max_rss_mb": max_rss_mb(), **extra}
+    atomic_write_text(json.dumps(done) + "\n", run_dir / DONE_NAME)
+    (run_dir / ERROR_NAME).unlink(missing_ok=True)
     return {"status": "finished", **done}
 
 
@@ -122,8 +160,7 @@ def train_variant(env_id: str, variant: Variant, seed: int, config: TD3Config, r
     """``train`` one run of ``variant`` in ``run_dir``, resumed from its checkpoint when it has one."""
     from ..training import train
 
-    if registration is not None and env_id not in gym.registry:
-        gym.registry[env_id] = registration
+    install_registration(env_id, registration)
     env = variant.environment(env_id)
     try:
         return train(env, config, seed=seed, device=device, checkpoint_dir=run_dir, progress=False,
@@ -264,6 +301,32 @@ def placement(device: str, gpus_per_run: float, cpus_per_run: float = 1.0) -> Pl
     return Placement("cuda", cpus_per_run, gpus_per_run)
 
 
+def worker_path(out_dir) -> str:
+    """The sweep directory as the workers are given it: absolute (they do not share the driver's working directory)."""
+    return str(Path(out_dir).resolve())
+
+
+def run_arguments(run: SweepRun, spec: dict, out_path: str, device: str, probes=()) -> tuple:
+    """``train_run``'s arguments for ``run``, but for ``registration``."""
+    return (run.env_id, get_variant(run.variant), run.seed, run_config(spec, run.env_id, run.variant), out_path,
+            device, tuple(probes))
+
+
+def ray_task(function, where: Placement, num_gpus: float | None = None):
+    """``function`` as a Ray task that reserves ``where``'s cores and GPU share (``num_gpus`` of a GPU where given),
+    rerun by Ray from the run's checkpoint up to ``MAX_RETRIES`` times when its worker dies."""
+    return import_ray().remote(function).options(num_cpus=where.num_cpus,
+                                                 num_gpus=where.num_gpus if num_gpus is None else num_gpus,
+                                                 max_retries=MAX_RETRIES, retry_exceptions=False)
+
+
+def submit_runs(runs: list[SweepRun], spec: dict, out_path: str, where: Placement, probes=()) -> dict:
+    """Each of ``runs`` submitted as a Ray task of ``train_run``; the pending tasks, each with its run (as a list)."""
+    task = ray_task(train_run, where)
+    return {task.remote(*run_arguments(r, spec, out_path, where.device, probes), registration(r.env_id)): [r]
+            for r in runs}
+
+
 def ray_outcome(ref, run: SweepRun, out_dir) -> dict:
     """A finished task's outcome; a task Ray gave up on (worker lost after every retry) is failed,
     its error kept in the run's error.txt."""
@@ -275,38 +338,53 @@ def ray_outcome(ref, run: SweepRun, out_dir) -> dict:
         return {"status": "failed", "error": str(e).strip().splitlines()[-1]}
 
 
-def run_on_ray(todo: list[SweepRun], spec: dict, out_dir: Path, where: Placement, bar, probes=()) -> dict:
-    """Submit every run as a Ray task; follow them with the progress bar; their outcomes by run."""
+def task_outcomes(ref, runs: list[SweepRun], out_dir) -> dict:
+    """The outcomes of a finished task's runs, by run: a ``train_run``'s one, a ``train_batch``'s by position;
+    a task Ray gave up on fails every one of its runs (its error kept in the first one's error.txt)."""
+    outcome = ray_outcome(ref, runs[0], out_dir)
+    return {run: outcome if "status" in outcome else outcome[i] for i, run in enumerate(runs)}
+
+
+def follow(pending: dict, out_dir, bar) -> dict:
+    """Wait for the ``pending`` Ray tasks (each with its list of runs), following them with the progress bar (a
+    task's runs count when it ends; the postfix counts runs finished, failed and running); outcomes by run."""
     ray = import_ray()
-    task = ray.remote(train_run).options(num_cpus=where.num_cpus, num_gpus=where.num_gpus,
-                                         max_retries=MAX_RETRIES, retry_exceptions=False)
-    out_path = str(Path(out_dir).resolve())  # workers do not share the driver's working directory
-    pending = {task.remote(r.env_id, get_variant(r.variant), r.seed, spec["configs"][f"{r.env_id}/{r.variant}"],
-                           out_path, where.device, tuple(probes), registration(r.env_id)): r for r in todo}
     outcomes: dict[SweepRun, dict] = {}
     finished_before = bar.n
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=1.0)
+        counted = len(outcomes)
         for ref in ready:
-            run = pending.pop(ref)
-            outcomes[run] = ray_outcome(ref, run, out_dir)
+            outcomes.update(task_outcomes(ref, pending.pop(ref), out_dir))
         failed = sum(o["status"] == "failed" for o in outcomes.values())
-        bar.set_postfix({"finished": finished_before + len(outcomes) - failed, "failed": failed,
-                         "running": sum(is_running(r.path(out_dir)) for r in pending.values())},
+        running = sum(is_running(r.path(out_dir)) for runs in pending.values() for r in runs)
+        bar.set_postfix({"finished": finished_before + len(outcomes) - failed, "failed": failed, "running": running},
                         refresh=False)
-        bar.update(len(ready))
+        bar.update(len(outcomes) - counted)
     return outcomes
+
+
+def run_on_ray(todo: list[SweepRun], spec: dict, out_dir: Path, where: Placement, bar, probes=()) -> dict:
+    """Submit every run as a Ray task; follow them with the progress bar; their outcomes by run."""
+    return follow(submit_runs(todo, spec, worker_path(out_dir), where, probes), out_dir, bar)
+
+
+@contextlib.contextmanager
+def thread_count_kept():
+    """This process's torch thread count, restored on leaving (the workers, run here, set it to one)."""
+    threads = torch.get_num_threads()
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def run_here(todo: list[SweepRun], spec: dict, out_dir: Path, device: str, bar, probes=()) -> dict:
     """Every run in this process, one after another, with the task Ray would run (``train_run``):
     the same run directories, checkpoints and results. The process's torch thread count is restored."""
-    threads, out_path, outcomes = torch.get_num_threads(), str(Path(out_dir).resolve()), {}
-    try:
+    out_path, outcomes = worker_path(out_dir), {}
+    with thread_count_kept():
         for run in todo:
-            outcomes[run] = train_run(run.env_id, get_variant(run.variant), run.seed,
-                                      spec["configs"][f"{run.env_id}/{run.variant}"], out_path, device, tuple(probes))
+            outcomes[run] = train_run(*run_arguments(run, spec, out_path, device, probes))
             bar.update(1)
-    finally:
-        torch.set_num_threads(threads)
     return outcomes
