@@ -19,6 +19,10 @@ class Batch(NamedTuple):
     not_done: Tensor  # 1 - terminated: a truncated episode still bootstraps
 
 
+FIELDS = Batch._fields
+"""A transition's tensors, in ``Batch``'s order: obs, action, reward, next_obs, not_done."""
+
+
 class ReplayBuffer:
     """A ring buffer of (s, a, r, s', not_done) transitions.
 
@@ -55,7 +59,11 @@ class ReplayBuffer:
         self.reward[i] = float(reward)
         self.next_obs[i] = torch.as_tensor(np.asarray(next_obs, dtype=np.float32))
         self.not_done[i] = 0.0 if terminated else 1.0
-        self.ptr = (i + 1) % self.capacity
+        self.advance()
+
+    def advance(self) -> None:
+        """Move the write position on by one transition (wrapping round once full) and count it."""
+        self.ptr = (self.ptr + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
 
     def sample(self, batch_size: int, generator: torch.Generator | None = None) -> Batch:
@@ -68,15 +76,14 @@ class ReplayBuffer:
 
     def nbytes(self) -> int:
         """Bytes the stored transitions take when full (what a checkpoint with the buffer adds)."""
-        return sum(getattr(self, name).nbytes for name in ("obs", "action", "reward", "next_obs", "not_done"))
+        return sum(getattr(self, name).nbytes for name in FIELDS)
 
     def state_dict(self) -> dict:
         """The stored transitions (only the filled part) and the write position."""
         n = self.size
         # copy=True: a slice of a CPU tensor is a view, and torch.save would write its
         # whole storage (the full capacity), not just the filled part.
-        part = {name: getattr(self, name)[:n].to("cpu", copy=True)
-                for name in ("obs", "action", "reward", "next_obs", "not_done")}
+        part = {name: getattr(self, name)[:n].to("cpu", copy=True) for name in FIELDS}
         return {**part, "ptr": self.ptr, "capacity": self.capacity}
 
     def load_state_dict(self, state: dict) -> None:
@@ -88,16 +95,12 @@ class ReplayBuffer:
                 f"Saved replay buffer ({n} transitions, obs {state['obs'].shape[1]}, "
                 f"action {state['action'].shape[1]}) does not match this one (capacity {self.capacity}, "
                 f"obs {self.obs.shape[1]}, action {self.action.shape[1]}).")
-        for name in ("obs", "action", "reward", "next_obs", "not_done"):
+        for name in FIELDS:
             getattr(self, name)[:n] = state[name].to(self.device)
         # Same capacity: the write position goes on where it was. A larger one: the
         # saved transitions fill its start and new ones go after them.
         self.size = n
         self.ptr = int(state["ptr"]) if state["capacity"] == self.capacity else n % self.capacity
-
-
-FIELDS = ("obs", "action", "reward", "next_obs", "not_done")
-"""A transition's tensors, in ``Batch``'s order."""
 
 
 class StackedReplayBuffers:
@@ -132,9 +135,7 @@ class StackedReplayBuffers:
         for name, part in zip(FIELDS, rows.split([self.storage[name].shape[-1] for name in FIELDS], dim=1)):
             self.storage[name][at] = part
         for k in members:
-            buffer = self.buffers[k]
-            buffer.ptr = (buffer.ptr + 1) % buffer.capacity
-            buffer.size = min(buffer.size + 1, buffer.capacity)
+            self.buffers[k].advance()
 
     def sample(self, batch_size: int, generators: list[torch.Generator], members) -> Batch:
         """``batch_size`` transitions per member, (K, batch_size, dim) each: member k's drawn as its own
