@@ -1,9 +1,10 @@
 """One episode of a policy in an environment, and evaluation built on it.
 
 Evaluation, recording a clip, the value-bias measurement and the benchmarks
-all run episodes through ``rollout``, so they share one episode loop (the
-course's probes on its two-step tasks and on Pendulum's fixed starts step
-their own, shorter ones: course/tasks.py). What an
+all run episodes through ``rollout``, so they share one episode loop. The
+course's two-step tasks step their own episodes, two steps long, in their
+probes (course/tasks.py) and in lesson 04's clip (course/narrow_peak_clip.py),
+and the Pendulum probe steps 32 starts side by side (course/tasks.py). What an
 episode is measured with lives here too: its discounted returns to go
 (``returns_to_go``) and the critic's estimates on its states (``critic_values``).
 """

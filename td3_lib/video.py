@@ -200,11 +200,12 @@ def to_gif(mp4_path, gif_path, width: int = 240, fps: int = 15, seconds: float |
 def moviepy_class(name: str):
     """moviepy's class ``name`` (``VideoFileClip``, ``ImageSequenceClip``), from moviepy 2 or from 1.0.3
     (Colab's), which keeps its classes in ``moviepy.editor``; imported only when a clip is written."""
-    try:
-        import moviepy.editor as classes  # moviepy 1.x
-    except ImportError:
-        import moviepy as classes  # moviepy >= 2
-    return getattr(classes, name)
+    import moviepy
+
+    if hasattr(moviepy, name):  # moviepy >= 2
+        return getattr(moviepy, name)
+    from moviepy import editor  # moviepy 1.x: an import error here names what it misses
+    return getattr(editor, name)
 
 
 def render_fps(env) -> float:

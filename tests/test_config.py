@@ -117,5 +117,6 @@ def test_the_command_line_reaches_the_paper_preset(tmp_path, capsys, monkeypatch
             main([*command, "--preset", "papr", "--out", str(tmp_path / "x")])
         err = capsys.readouterr().err
         assert refused.value.code == 2
-        assert err.count("\n") == 1 and "argument --preset: invalid choice: 'papr' (choose from 'course', 'paper')" in err
+        assert err.count("\n") == 1 and "argument --preset: invalid choice: 'papr' (choose from " in err
+        assert all(name in err.split("choose from")[1] for name in ("course", "paper"))  # quoted before Python 3.12.8
     assert not (tmp_path / "x").exists()  # refused before anything was written

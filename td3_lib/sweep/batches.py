@@ -79,10 +79,10 @@ def train_batch(runs: list[SweepRun], spec: dict, out_dir: str, device: str, pro
 def train_members(runs, dirs, spec, out_dir, device, probes, registration, positions) -> dict:
     """Train the unfinished members of a batch, each one's provenance recorded first as ``train_run`` records a
     run's, and write each one's ending; outcomes by position."""
-    resumed = [record_provenance(d, out_dir, run.env_id, device) for run, d in zip(runs, dirs)]
     variant = get_variant(runs[0].variant)
-    install_registration(runs[0].env_id, registration)
     try:
+        resumed = [record_provenance(d, out_dir, run.env_id, device) for run, d in zip(runs, dirs)]
+        install_registration(runs[0].env_id, registration)
         results = train_batched(runs[0].env_id, [TD3Config.from_dict(run_config(spec, r.env_id, r.variant))
                                                  for r in runs], [r.seed for r in runs], run_dirs=dirs, device=device,
                                 progress=False, resume=True, save_buffer=True,
