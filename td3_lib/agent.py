@@ -107,6 +107,7 @@ class TD3:
         self.generator.manual_seed(int(torch.randint(0, 2**62, (1,)).item()))
         self.total_it = 0
         self.can_train = True
+        self.env_id: str | None = None  # the environment it was trained on, as a loaded checkpoint says
         self.use_cuda_graphs()
 
     def use_cuda_graphs(self) -> None:

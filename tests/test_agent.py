@@ -68,6 +68,7 @@ def test_save_load_identical_actions_and_training_state(tmp_path, make_agent, ma
     obs = np.random.default_rng(0).normal(size=(50, 3))
     np.testing.assert_array_equal(agent.act(obs), loaded.act(obs))
     assert loaded.total_it == 3 and loaded.config == agent.config
+    assert agent.env_id is None and loaded.env_id == "Pendulum-v1"  # a new agent names no environment
     # continuing from the checkpoint continues exactly
     ma, mb = agent.update(make_batch(seed=9)), loaded.update(make_batch(seed=9))
     assert torch.equal(ma["critic_loss"], mb["critic_loss"])
