@@ -10,7 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from .buffer import Batch
-from .checkpoint import CheckpointError, atomic_torch_save, check_env_id, restore_generator, safe_load
+from .checkpoint import (CheckpointError, atomic_torch_save, check_env_id, load_error, load_optimizer_state,
+                         restore_generator, safe_load)
 from .config import TD3Config
 from .cuda_graph import check_graph_device, graphed_steps
 from .networks import Actor, TwinCritic, check_action_bounds
@@ -53,27 +54,6 @@ def _adam(params, lr: float, capturable: bool = False) -> torch.optim.Adam:
         return torch.optim.Adam(params, lr=lr, fused=True, capturable=capturable)
     except RuntimeError:  # torch < 2.4 has no fused Adam for CPU tensors
         return torch.optim.Adam(params, lr=lr, capturable=capturable)
-
-
-def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict) -> None:
-    """Load a saved optimizer state, keeping how this optimizer runs (fused, capturable):
-    a checkpoint written without CUDA graphs loads into an agent that uses them, and back."""
-    flags = [{k: group[k] for k in ("fused", "capturable") if k in group} for group in optimizer.param_groups]
-    optimizer.load_state_dict(state)
-    for group, kept in zip(optimizer.param_groups, flags):
-        group.update(kept)
-
-
-def load_error(error: Exception) -> str:
-    """Why a checkpoint did not load, in one line: a missing key by its name, and torch's
-    ``load_state_dict`` error by its heading and first detail (a size mismatch, missing or unexpected
-    keys), which say what does not match."""
-    if isinstance(error, KeyError):
-        return f"it has no {error.args[0]!r}"
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    if not lines:
-        return type(error).__name__
-    return f"{lines[0]} {lines[1]}" if len(lines) > 1 and lines[0].endswith(":") else lines[0]
 
 
 class TD3:

@@ -1,5 +1,6 @@
 """Writing files so a killed run never leaves a half-written one, and reading
-checkpoints without ever running code from them."""
+checkpoints without ever running code from them (and saying in one line why one
+does not load)."""
 
 from __future__ import annotations
 
@@ -143,3 +144,24 @@ def check_env_id(saved: str | None, wanted: str | None, source) -> None:
     ``"module:ID"`` and ``"ID"`` are the same environment: one id is registered once in a process."""
     if wanted is not None and saved is not None and id_without_module(saved) != id_without_module(wanted):
         raise CheckpointError(f"{source} was trained on {saved}, not {wanted}.")
+
+
+def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict) -> None:
+    """Load a saved optimizer state, keeping how this optimizer runs (fused, capturable):
+    a checkpoint written without CUDA graphs loads into an agent that uses them, and back."""
+    flags = [{k: group[k] for k in ("fused", "capturable") if k in group} for group in optimizer.param_groups]
+    optimizer.load_state_dict(state)
+    for group, kept in zip(optimizer.param_groups, flags):
+        group.update(kept)
+
+
+def load_error(error: Exception) -> str:
+    """Why a checkpoint did not load, in one line: a missing key by its name, and torch's
+    ``load_state_dict`` error by its heading and first detail (a size mismatch, missing or unexpected
+    keys), which say what does not match."""
+    if isinstance(error, KeyError):
+        return f"it has no {error.args[0]!r}"
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    return f"{lines[0]} {lines[1]}" if len(lines) > 1 and lines[0].endswith(":") else lines[0]
