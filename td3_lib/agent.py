@@ -59,6 +59,9 @@ def _adam(params, lr: float, capturable: bool = False) -> torch.optim.Adam:
 class TD3:
     """Twin Delayed DDPG (Fujimoto, van Hoof and Meger, 2018)."""
 
+    env_id: str | None = None
+    """The environment it was trained on, as a loaded checkpoint says (a subclass may name its own)."""
+
     def __init__(self, obs_dim: int, action_low, action_high, config: TD3Config | None = None,
                  device="cpu"):
         self.config = config = config or TD3Config()
@@ -87,7 +90,6 @@ class TD3:
         self.generator.manual_seed(int(torch.randint(0, 2**62, (1,)).item()))
         self.total_it = 0
         self.can_train = True
-        self.env_id: str | None = None  # the environment it was trained on, as a loaded checkpoint says
         self.use_cuda_graphs()
 
     def use_cuda_graphs(self) -> None:
