@@ -18,7 +18,7 @@ and under a learned one, 3 seeds each (one sweep per tau).
 Everything else is ``preset("Pendulum-v1")``: TD3 with clipped double Q, target policy smoothing
 and d = 2 (in ``figure3``), 15,000 steps, 1,000 random first. Every 100 steps the run is evaluated
 (2 episodes) and the value estimate is recorded (the probe ``Pendulum-v1 value``: the mean of
-Q1(s, mu(s)) over 32 fixed states drawn as Pendulum's reset draws them, seed 0). Every 1,000 steps
+Q1(s, pi(s)) over 32 fixed states drawn as Pendulum's reset draws them, seed 0). Every 1,000 steps
 the true value of the current actor on the same states is recorded too (``Pendulum-v1 true
 value``: Pendulum is deterministic, so one noise-free rollout of 400 steps from each state gives it).
 

@@ -100,7 +100,7 @@ class TD3:
 
     # ------------------------------------------------------------------ acting
     def act(self, obs, noise: float = 0.0, rng: np.random.Generator | None = None) -> np.ndarray:
-        """mu(s) + N(0, (noise * half_range)^2), clipped to the bounds; numpy in, numpy out.
+        """pi(s) + N(0, (noise * half_range)^2), clipped to the bounds; numpy in, numpy out.
 
         ``obs`` may be one observation or a batch of them (one per row).
         """
@@ -113,8 +113,8 @@ class TD3:
         return action[0] if single else action
 
     def explore(self, action: np.ndarray, noise: float = 0.0, rng: np.random.Generator | None = None) -> np.ndarray:
-        """``action`` (the actor's mu(s), numpy) plus N(0, (noise * half_range)^2) per dimension, clipped to the
-        bounds: the exploration ``act`` adds (a batch of runs adds it to each run's own mu(s) the same way)."""
+        """``action`` (the actor's pi(s), numpy) plus N(0, (noise * half_range)^2) per dimension, clipped to the
+        bounds: the exploration ``act`` adds (a batch of runs adds it to each run's own pi(s) the same way)."""
         if noise > 0:
             rng = rng if rng is not None else np.random.default_rng()
             action = action + rng.normal(0.0, 1.0, size=action.shape) * (noise * self.half_range)
@@ -142,9 +142,9 @@ class TD3:
             raise RuntimeError("This agent was loaded from an actor-only checkpoint: it can act, not train.")
 
     def target_q(self, batch: Batch) -> torch.Tensor:
-        """y = r + discount * not_done * min(Q1', Q2')(s', a'), a' = mu'(s') plus clipped noise.
+        """y = r + discount * not_done * min(Q1', Q2')(s', a'), a' = pi'(s') plus clipped noise.
 
-        Without clipped double Q, Q1' alone; without target policy smoothing, a' = mu'(s').
+        Without clipped double Q, Q1' alone; without target policy smoothing, a' = pi'(s').
         """
         cfg = self.config
         with torch.no_grad():
@@ -173,7 +173,7 @@ class TD3:
         return critic_loss, current_q1
 
     def actor_loss(self, obs):
-        """-mean Q1(s, mu(s)). frozen=True: the gradient reaches the actor through the
+        """-mean Q1(s, pi(s)). frozen=True: the gradient reaches the actor through the
         action, and none is computed for the critic's weights."""
         return -self.critic.q1(obs, self.actor(obs), frozen=True).float().mean()
 

@@ -153,7 +153,7 @@ def critic_params(agent: TD3, target: bool = False) -> list[Tensor]:
 
 def actor_forward(params: list[Tensor], obs: Tensor, center: Tensor, half_range: Tensor,
                   one_by_one: bool = False) -> Tensor:
-    """mu(s) = c + h * tanh(f(s)) for every member: obs (K, B, obs_dim) -> actions (K, B, A), one batched
+    """pi(s) = m + h * tanh(f(s)) for every member: obs (K, B, obs_dim) -> actions (K, B, A), one batched
     product per layer; ``one_by_one``: each member's own ``F.linear`` layers in turn, as its ``Actor`` runs
     them (a batched product rounds a layer of one output, Pendulum's last, otherwise than ``F.linear``)."""
     if one_by_one:
@@ -169,7 +169,7 @@ def actor_forward(params: list[Tensor], obs: Tensor, center: Tensor, half_range:
 
 
 def member_actor_forward(params: list[Tensor], k: int, obs: Tensor, center: Tensor, half_range: Tensor) -> Tensor:
-    """Member k's mu(s) computed as its own ``Actor`` computes it (``nn.Linear``'s ``F.linear``, layer by layer)."""
+    """Member k's pi(s) computed as its own ``Actor`` computes it (``nn.Linear``'s ``F.linear``, layer by layer)."""
     h = obs
     n_layers = len(params) // 2
     for i in range(n_layers):
@@ -325,7 +325,7 @@ class BatchedTD3:
 
     def target_q(self, batch: Batch, noise: Tensor | None) -> Tensor:
         """y = r + discount * not_done * min(Q1', Q2')(s', a') per member (Q1' alone without clipped double Q),
-        a' = clip(mu'(s') + clip(sigma * noise, -c, c), low, high) for a smoothing member, mu'(s') otherwise."""
+        a' = clip(pi'(s') + clip(sigma * noise, -c, c), low, high) for a smoothing member, pi'(s') otherwise."""
         with torch.no_grad():
             next_action = self.mu(self.actor_target, batch.next_obs)
             if noise is not None:

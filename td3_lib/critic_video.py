@@ -6,8 +6,8 @@ records one noise-free episode of a TD3 ``agent`` and draws under each frame a s
 as the frame (never over the agent), of two curves up to that frame, each with a dot at it and its
 value in the legend:
 
-- the critic's estimate Q1(s_t, mu(s_t)) of the state the frame shows (with ``twins=True`` also
-  Q2(s_t, mu(s_t)) and min(Q1, Q2), the estimate clipped double Q learns from);
+- the critic's estimate Q1(s_t, pi(s_t)) of the state the frame shows (with ``twins=True`` also
+  Q2(s_t, pi(s_t)) and min(Q1, Q2), the estimate clipped double Q learns from);
 - the discounted return the agent earns from that frame on, G_t = sum_k discount^k r_{t+k}.
 
 Where the estimate runs above the return, the critic overestimates. G_t is computed after the
@@ -50,8 +50,8 @@ class CriticTrace:
 
     env_id: str
     discount: float
-    q1: np.ndarray  # Q1(s_t, mu(s_t))
-    q2: np.ndarray  # Q2(s_t, mu(s_t)): trained only with clipped double Q
+    q1: np.ndarray  # Q1(s_t, pi(s_t))
+    q2: np.ndarray  # Q2(s_t, pi(s_t)): trained only with clipped double Q
     returns: np.ndarray  # G_t, the discounted return earned from s_t on
     twins: bool  # whether the plot draws Q2 and min(Q1, Q2) too
     fps: float  # the environment's frames per second (its metadata's render_fps)
@@ -68,9 +68,9 @@ class CriticTrace:
 
     def curves(self) -> dict[str, np.ndarray]:
         """The plot's curves, by legend label."""
-        estimates = {"critic's estimate $Q_1(s_t, \\mu(s_t))$": self.q1}
+        estimates = {"critic's estimate $Q_1(s_t, \\pi(s_t))$": self.q1}
         if self.twins:
-            estimates.update({"$Q_2(s_t, \\mu(s_t))$": self.q2, "$\\min(Q_1, Q_2)$": np.minimum(self.q1, self.q2)})
+            estimates.update({"$Q_2(s_t, \\pi(s_t))$": self.q2, "$\\min(Q_1, Q_2)$": np.minimum(self.q1, self.q2)})
         return {**estimates, "return earned from t on, $G_t$": self.returns}
 
 

@@ -33,9 +33,9 @@ def _mlp(sizes: list[int]) -> nn.Sequential:
 
 
 class Actor(nn.Module):
-    """mu(s) = c + h * tanh(f(s)), per action dimension.
+    """pi(s) = m + h * tanh(f(s)), per action dimension.
 
-    c = (high + low) / 2 and h = (high - low) / 2 are vectors, so each
+    m = (high + low) / 2 and h = (high - low) / 2 are vectors, so each
     dimension reaches exactly its own bounds, symmetric or not (scaling every
     dimension by high[0] is wrong as soon as the bounds differ).
     """
@@ -77,7 +77,7 @@ class TwinCritic(nn.Module):
         return q[0], q[1]
 
     def q1(self, obs: Tensor, action: Tensor, frozen: bool = False) -> Tensor:
-        """Q1(s, a) alone, for the actor loss -mean Q1(s, mu(s)), through the same layers.
+        """Q1(s, a) alone, for the actor loss -mean Q1(s, pi(s)), through the same layers.
 
         ``frozen=True`` uses detached weights: gradients then flow to the
         action (and so to the actor) but none is computed for the critic.

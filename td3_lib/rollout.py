@@ -79,7 +79,7 @@ def returns_to_go(rewards, discount: float) -> np.ndarray:
 
 
 def critic_values(agent, states) -> tuple[np.ndarray, np.ndarray]:
-    """Q1(s, mu(s)) and Q2(s, mu(s)) of a TD3 ``agent`` on ``states``, as arrays."""
+    """Q1(s, pi(s)) and Q2(s, pi(s)) of a TD3 ``agent`` on ``states``, as arrays."""
     s = torch.as_tensor(np.asarray(states, dtype=np.float32), device=agent.device)
     with torch.no_grad():
         q1, q2 = agent.critic(s, agent.actor(s))

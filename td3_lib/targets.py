@@ -66,7 +66,7 @@ def clip_noise(z: Tensor, sigma, c) -> Tensor:
 
 def smooth_target_action(next_action: Tensor, low, high, policy_noise: float, noise_clip: float,
                          generator: torch.Generator | None = None) -> Tensor:
-    """Lesson 4: a' = clip(mu'(s') + eps, low, high), eps = clip(N(0, sigma^2), -c, c) (``target_noise``).
+    """Lesson 4: a' = clip(pi'(s') + eps, low, high), eps = clip(N(0, sigma^2), -c, c) (``target_noise``).
 
     The target action is the target actor's, moved by clipped noise and kept
     within the action bounds.

@@ -70,7 +70,7 @@ def train(env_or_id, config: TD3Config | None = None, *, seed: int = 0, device="
           probes: Sequence[Probe] = ()) -> TrainResult:
     """Train TD3 on an environment (an id or a gymnasium env) and return the agent and its history.
 
-    Random actions for ``start_timesteps``, then mu(s) plus Gaussian noise of
+    Random actions for ``start_timesteps``, then pi(s) plus Gaussian noise of
     ``expl_noise`` times each dimension's half-range; one update per step after
     that; a noise-free evaluation every ``eval_freq`` steps on a separate
     environment: ``eval_env``, or by default a copy of the training
@@ -162,8 +162,8 @@ def prepare_run(env, env_id: str, config: TD3Config | None, seed: int, device, c
 
 def explore(run: RunState, obs, action_space, mu: np.ndarray | None = None) -> np.ndarray:
     """The behaviour policy: uniform in the bounds for ``start_timesteps`` steps, then
-    mu(s) + N(0, (expl_noise * h)^2) per dimension (h its half-range), clipped to the bounds.
-    ``mu``: the actor's mu(s) when it is already computed (a batch computes all its members' at once)."""
+    pi(s) + N(0, (expl_noise * h)^2) per dimension (h its half-range), clipped to the bounds.
+    ``mu``: the actor's pi(s) when it is already computed (a batch computes all its members' at once)."""
     if run.step < run.config.start_timesteps:
         return run.exploration_rng.uniform(action_space.low, action_space.high).astype(np.float32)
     if mu is None:

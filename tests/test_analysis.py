@@ -62,7 +62,7 @@ def test_roughness_of_a_kink():
 
 
 def centred_actor(agent: TD3) -> TD3:
-    """mu(s) = the middle of the bounds for every s: the last layer's weights and bias at zero."""
+    """pi(s) = the middle of the bounds for every s: the last layer's weights and bias at zero."""
     with torch.no_grad():
         agent.actor.net[-1].weight.zero_()
         agent.actor.net[-1].bias.zero_()
@@ -71,7 +71,7 @@ def centred_actor(agent: TD3) -> TD3:
 
 @pytest.mark.parametrize("c, b", [(0.0, 4.0), (-3.0, 0.0), (-3.0, 1.0), (2.0, 0.0)])
 def test_peak_height_against_the_formula(c, b):
-    """mu(s) = mid, so u = eps / h with eps the clipped smoothing noise (never past the bounds):
+    """pi(s) = mid, so u = eps / h with eps the clipped smoothing noise (never past the bounds):
     Q(mid) - mean_k Q(mid + eps_k) = -mean_k sum_j (c * u_kj^2 + b * u_kj), over the same draws."""
     agent = centred_actor(agent_with(Quadratic(c, b)))
     n, samples, seed = 5, 16, 3

@@ -59,7 +59,7 @@ COLLECT_SLIPS = {
         buffer.add(obs, action, reward, next_obs, terminated)
         obs = next_obs
 """),
-    "mu(s) stored instead of the action taken":
+    "pi(s) stored instead of the action taken":
         lesson08_slip(COLLECT, "buffer.add(obs, action,", "buffer.add(obs, actor(obs),"),
     "uniform noise from rand (pitfall 1)":
         lesson08_slip(COLLECT, "rng.normal(0.0, expl_noise * (high - low) / 2)", "rng.random(2) * expl_noise * (high - low) / 2"),

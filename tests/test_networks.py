@@ -32,7 +32,7 @@ def test_agent_act_inside_asymmetric_bounds_even_with_noise():
 
 
 def test_exploration_noise_is_gaussian_in_half_range_units():
-    """a = clip(mu(s) + eps, low, high), eps ~ N(0, (noise * h)^2) per dimension, h the half-range."""
+    """a = clip(pi(s) + eps, low, high), eps ~ N(0, (noise * h)^2) per dimension, h the half-range."""
     low, high = np.array([0.0, -5.0]), np.array([2.0, 3.0])  # half-ranges 1 and 4
     torch.manual_seed(0)
     agent = TD3(3, low, high, preset("Pendulum-v1"))

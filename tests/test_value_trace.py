@@ -34,12 +34,12 @@ def centred_agent() -> TD3:
 
 
 def test_value_trace_records_the_mean_of_q1_at_the_actors_action():
-    """mu(s) = (0, 5), so Q1(s, mu(s)) = sum(s) + 10: the mean over the states is known by hand."""
+    """pi(s) = (0, 5), so Q1(s, pi(s)) = sum(s) + 10: the mean over the states is known by hand."""
     states = np.array([[1.0, 2.0, 3.0], [-4.0, 0.5, 0.5], [0.0, 0.0, -2.0]], np.float32)
     trace, agent = ValueTrace(states), centred_agent()
     trace(100, agent)
     agent.critic = type("Shifted", (Linear,), {"forward": lambda self, o, a: Linear.forward(self, o, a + 1)})()
-    trace(200, agent)  # Q1(s, mu(s) + 1) = sum(s) + 2 * (0 + 1 + 5 + 1) = sum(s) + 14
+    trace(200, agent)  # Q1(s, pi(s) + 1) = sum(s) + 2 * (0 + 1 + 5 + 1) = sum(s) + 14
     assert trace.steps == [100, 200]
     assert trace.values == pytest.approx([(6.0 - 3.0 - 2.0) / 3 + 10, (6.0 - 3.0 - 2.0) / 3 + 14])
 

@@ -19,7 +19,7 @@ from ..targets import smooth_target_action
 class ValueBias:
     """The critic's estimate against the true discounted return, on the same states."""
 
-    estimate: float  # mean Q(s, mu(s)) over the states
+    estimate: float  # mean Q(s, pi(s)) over the states
     true_value: float  # mean discounted return collected from those states on
     n_states: int
 
@@ -36,7 +36,7 @@ def value_bias(agent: TD3, env_or_id, episodes: int = 5, seed: int = 0, horizon:
     Roll the noise-free policy out for ``episodes`` episodes (reset seeds
     ``seed``, ``seed + 1``, ...); on the first ``horizon`` states of each
     (default: half the episode, so the return still sees many steps ahead)
-    compare Q(s, mu(s)) with the discounted return of that one rollout from s,
+    compare Q(s, pi(s)) with the discounted return of that one rollout from s,
     cut at the episode's end. The paper's method differs (Section 4.1, Figure 1):
     it averages the estimate over 10,000 states and compares it with the average
     discounted return over 1,000 episodes of the current policy, started from
@@ -69,7 +69,7 @@ def roughness(agent: TD3, states, points: int = 51) -> float:
 
     For each state s and each action dimension j, Q1(s, a) is evaluated on
     ``points`` equally spaced values of a_j across its bounds, the other
-    dimensions held at mu(s)_j. The result is the mean of
+    dimensions held at pi(s)_j. The result is the mean of
     |Q(a+δ) - 2Q(a) + Q(a-δ)| / δ² over states, dimensions and grid points,
     with δ measured in half-ranges (so a dimension's bounds are [-1, 1]): 0 for a
     critic linear in the action, larger with every wiggle. For a ReLU critic,
@@ -96,11 +96,11 @@ def roughness(agent: TD3, states, points: int = 51) -> float:
 def peak_height(agent: TD3, states, samples: int = 32, seed: int = 0) -> float:
     """How far the critic's value at the actor's action stands above its value nearby (lesson 04).
 
-    mean over s of  Q1(s, mu(s)) - mean_k Q1(s, a_k),  a_k = clip(mu(s) + clip(eps_k, -c, c), low, high),
+    mean over s of  Q1(s, pi(s)) - mean_k Q1(s, a_k),  a_k = clip(pi(s) + clip(eps_k, -c, c), low, high),
     eps_k ~ N(0, sigma^2): the noise of target policy smoothing (``smooth_target_action`` with the
     agent's ``policy_noise`` and ``noise_clip``), ``samples`` draws per state from a generator
     seeded with ``seed``, so the same critic always gets the same number. A critic linear in the
-    action scores about 0; one with a narrow peak at mu(s), which the actor climbs and the
+    action scores about 0; one with a narrow peak at pi(s), which the actor climbs and the
     target then bootstraps from, scores high. Smoothing the target action is meant to shrink it.
     """
     s = torch.as_tensor(np.asarray(states, dtype=np.float32), device=agent.device)
@@ -119,7 +119,7 @@ def critic_probe(agent: TD3, episodes: list[Episode], max_states: int = 64) -> d
     """What the history records about the critic at each evaluation, from the evaluation's episodes:
 
     - ``q_estimate``, ``q_true``: ``bias_on_episodes`` (lessons 02 and 03);
-    - ``q_start``: mean Q1(s_0, mu(s_0)) over the episodes' first states, which are the same
+    - ``q_start``: mean Q1(s_0, pi(s_0)) over the episodes' first states, which are the same
       at every evaluation (fixed reset seeds): how much it changes between evaluations is
       the jitter of the value estimate (lesson 05);
     - ``q_roughness``: ``roughness`` on up to ``max_states`` of the episodes' states (lesson 04);
@@ -137,7 +137,7 @@ class ValueTrace:
     """A ``train`` callback (lesson 05): the critic's value estimate on fixed states, at every evaluation.
 
     ``train(..., callback=trace)`` calls it after each evaluation; it appends the
-    step to ``steps`` and the mean over ``states`` of Q1(s, mu(s)) to ``values``.
+    step to ``steps`` and the mean over ``states`` of Q1(s, pi(s)) to ``values``.
     With the same states at every call, the trace shows how the estimate of the same
     thing moves as the critic (and the actor) learn; evaluate often (a small
     ``eval_freq``) to see how much it scatters.

@@ -21,7 +21,7 @@ CAPTIONS = {
     "clipped_double_q": "Lesson 03 · clipped double Q: two critics; the target takes "
                         "the smaller of the two target critics",
     "target_policy_smoothing": "Lesson 04 · target policy smoothing: clipped noise on the target "
-                               "action a' before the target critics value it",
+                               "action before the target critics value it",
     "delayed_policy_updates": "Lesson 05 · delayed policy updates: the actor and the three "
                               "target networks move every d-th iteration",
 }
@@ -57,10 +57,10 @@ BOXES = (
     Box("minibatch", 0.95, 3.0, 1.8, 1.1,
         "minibatch from\nthe replay buffer\n$(s, a, r, s', $not_done$)$", "data", ("bellman_target",)),
     Box("actor_target", 2.95, 4.9, 1.45, 0.7, "target actor\n$\\pi_{\\phi'}(s')$", "target", ("bellman_target",)),
-    Box("noise", 5.0, 4.9, 2.25, 0.95, "smoothing noise\n$a' = \\pi_{\\phi'}(s') + \\epsilon$\n"
-        "$\\epsilon = $clip$(\\mathcal{N}(0, \\sigma), -c, c)$", "op", _TPS),
-    Box("critic1_target", 7.15, 5.3, 1.45, 0.55, "$Q_{\\theta_1'}(s', a')$", "target", _BCQ),
-    Box("critic2_target", 7.15, 4.5, 1.45, 0.55, "$Q_{\\theta_2'}(s', a')$", "target", ("clipped_double_q",)),
+    Box("noise", 5.0, 4.9, 2.25, 0.95, "smoothing noise\n$\\tilde a = \\pi_{\\phi'}(s') + \\epsilon$\n"
+        "$\\epsilon = $clip$(\\mathcal{N}(0, \\tilde\\sigma^2), -c, c)$", "op", _TPS),
+    Box("critic1_target", 7.15, 5.3, 1.45, 0.55, "$Q_{\\theta_1'}(s', \\tilde a)$", "target", _BCQ),
+    Box("critic2_target", 7.15, 4.5, 1.45, 0.55, "$Q_{\\theta_2'}(s', \\tilde a)$", "target", ("clipped_double_q",)),
     Box("min", 8.5, 4.9, 0.7, 0.55, "min", "op", ("clipped_double_q",)),
     Box("y", 10.0, 4.9, 1.95, 0.95,
         "target\n$y = r + \\gamma \\cdot $not_done\n$\\cdot\\,$min$(Q_{\\theta_1'}, Q_{\\theta_2'})$", "op", _BCQ),
@@ -75,6 +75,7 @@ BOXES = (
 # Lesson 01 describes DDPG: one critic, no minimum. With its part highlighted these labels
 # replace the boxes' own, and Q1' goes straight into y (an arrow passing above the min box).
 DDPG_LABELS = {
+    "critic1_target": "$Q_{\\theta_1'}(s', a')$",
     "y": "target\n$y = r + \\gamma \\cdot $not_done\n$\\cdot\\,Q_{\\theta_1'}(s', a')$",
     "critic_loss": "critic loss\nMSE$(Q_{\\theta_1}(s, a), y)$",
 }

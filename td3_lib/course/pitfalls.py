@@ -53,7 +53,7 @@ class OneBoundTD3(TD3):
 
     def __init__(self, obs_dim, action_low, action_high, config=None, device="cpu"):
         super().__init__(obs_dim, action_low, action_high, config, device)
-        for actor in (self.actor, self.actor_target):  # the bug: mu(s) = high[0] * tanh(f(s))
+        for actor in (self.actor, self.actor_target):  # the bug: pi(s) = high[0] * tanh(f(s))
             actor.action_center.zero_()
             actor.action_half_range.fill_(float(self.action_high[0]))
 

@@ -4,11 +4,11 @@
 fused Adam, optional CUDA graphs. This file computes the same update the plain way, one method per
 step of the paper's Algorithm 1:
 
-    (1) select_action    mu(s); the exploration noise is added by the training loop
-    (3) target_action    a~ = clip(mu'(s') + clip(eps, -c h, c h), low, high), eps ~ N(0, (sigma h)^2)
+    (1) select_action    pi(s); the exploration noise is added by the training loop
+    (3) target_action    a~ = clip(pi'(s') + clip(eps, -c h, c h), low, high), eps ~ N(0, (sigma h)^2)
     (4) target_q         y = r + discount * not_done * min(Q1'(s', a~), Q2'(s', a~))
     (5) critic_update    one Adam step on MSE(Q1(s, a), y) + MSE(Q2(s, a), y)
-    (7) actor_update     one Adam step on -mean Q1(s, mu(s))
+    (7) actor_update     one Adam step on -mean Q1(s, pi(s))
     (8) target_update    theta' <- tau * theta + (1 - tau) * theta', parameter by parameter
     (2)-(8) train        one iteration on a minibatch; (6) the actor and targets every policy_freq-th
 
@@ -37,7 +37,7 @@ from ..config import TD3Config
 
 
 class Actor(nn.Module):
-    """mu(s) = c + h * tanh(l3(relu(l2(relu(l1(s)))))), c and h the bounds' centre and half-range."""
+    """pi(s) = m + h * tanh(l3(relu(l2(relu(l1(s)))))), m and h the bounds' centre and half-range."""
 
     def __init__(self, obs_dim: int, low: torch.Tensor, high: torch.Tensor, hidden=(256, 256)):
         super().__init__()
@@ -113,7 +113,7 @@ class ReferenceTD3:
         return ref
 
     def select_action(self, obs) -> torch.Tensor:
-        """(1) The noise-free action mu(s)."""
+        """(1) The noise-free action pi(s)."""
         with torch.no_grad():
             return self.actor(torch.as_tensor(obs, dtype=torch.float32).reshape(1, -1)).flatten()
 

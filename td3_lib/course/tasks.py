@@ -175,9 +175,9 @@ class LotteryBandProbe:
     for every agent and at every call, whatever position the actor chooses). At each state the target's next
     value min(Q1', Q2')(s2, a) is read two ways, whether or not the agent smooths in training:
 
-    - ``point``: at one action, the target actor's a = mu'(s2), as TD3 - TPS's update reads it;
+    - ``point``: at one action, the target actor's a = pi'(s2), as TD3 - TPS's update reads it;
     - ``averaged``: averaged over 256 fixed draws of the smoothing noise (``target_noise`` with the agent's
-      ``policy_noise`` and ``noise_clip``, from a generator seeded 0), a = clip(mu'(s2) + eps, low, high),
+      ``policy_noise`` and ``noise_clip``, from a generator seeded 0), a = clip(pi'(s2) + eps, low, high),
       the target TD3's update estimates with one draw at a time.
 
     Its error is that value minus the true one (E[r] at the same actions, averaged the same way). For each
@@ -344,7 +344,7 @@ class StartStates:
 
 
 class StatesValue:
-    """Probe: ``value``, the critic's value estimate of fixed states, the mean of Q1(s, mu(s)) over them."""
+    """Probe: ``value``, the critic's value estimate of fixed states, the mean of Q1(s, pi(s)) over them."""
 
     def __init__(self, states):
         self.states = states

@@ -91,22 +91,22 @@ def return_slip(got, rewards, discount: float) -> str:
 
 
 def estimate_slip(got, agent, states) -> str:
-    """What estimates that are not Q1(s, mu(s)) look like."""
+    """What estimates that are not Q1(s, pi(s)) look like."""
     s = torch.as_tensor(np.asarray(states, dtype=np.float32), device=agent.device)
     with torch.no_grad():
         slips = {"the target critic's: measure the critic the actor climbs, agent.critic.q1":
                  (agent.critic_target.q1(s, agent.actor_target(s)), agent.critic_target.q1(s, agent.actor(s))),
-                 "Q2's: the estimate is Q1(s, mu(s))": (agent.critic(s, agent.actor(s))[1],),
+                 "Q2's: the estimate is Q1(s, pi(s))": (agent.critic(s, agent.actor(s))[1],),
                  "one state late: pair each state with its own estimate": (agent.critic.q1(s[1:], agent.actor(s[1:])),)}
     for name, values in slips.items():
         if any(np.allclose(got[:len(v)], as_values(v), rtol=1e-4, atol=1e-4) for v in values):
             return f"your estimates are {name}."
-    return "your estimates are not Q1(s, mu(s)) at the noise-free action mu(s) = agent.actor(s)."
+    return "your estimates are not Q1(s, pi(s)) at the noise-free action pi(s) = agent.actor(s)."
 
 
 def check_bias_from_rollout(fn) -> str:
     """Lesson 02: ``fn(agent, env, seed)`` runs the noise-free policy for one episode from ``env.reset(seed=
-    seed)`` and returns (estimates, returns), one of each per state the agent acted in: Q1(s_t, mu(s_t)) and
+    seed)`` and returns (estimates, returns), one of each per state the agent acted in: Q1(s_t, pi(s_t)) and
     the discounted return from s_t to the episode's end. Tried on an episode cut by the time limit and on
     one that ends ``terminated`` (at step ``FALLS_AT``)."""
     from ...envs import make_env
@@ -139,4 +139,4 @@ def check_bias_from_rollout(fn) -> str:
         if not np.allclose(estimates, q1, rtol=1e-4, atol=1e-4):
             return f"Not yet: from reset seed {seed}, " + estimate_slip(estimates, agent, episode.states)
     return ("Right: on an episode cut by the time limit and on one that ends in a fall, your estimates are "
-            "Q1(s, mu(s)) and your returns the discounted returns from each state to the episode's end.")
+            "Q1(s, pi(s)) and your returns the discounted returns from each state to the episode's end.")

@@ -134,7 +134,7 @@ def case_problem(fn: Callable, seed: int) -> str | None:
         return "Not yet: " + SLIPS[slip]
     if slip is None:
         return (f"Not yet: your loss is {value:.4f}; TD3's on this minibatch is {losses['right']:.4f}. "
-                "Check each step: a' = mu'(s'), min(Q1', Q2'), y, then MSE(Q1, y) + MSE(Q2, y).")
+                "Check each step: a' = pi'(s'), min(Q1', Q2'), y, then MSE(Q1, y) + MSE(Q2, y).")
     return gradients_problem(got, agent, batch)
 
 
