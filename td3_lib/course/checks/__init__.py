@@ -15,7 +15,7 @@ from .lesson03 import check_twin_critic_loss
 from .lesson04 import check_smoothed_target_action
 from .lesson05 import check_delayed_update
 from .lesson06 import check_count_updates, check_td3_update
-from .lesson07 import check_permutation_p
+from .lesson07 import check_sign_flip_p
 from .lesson08 import check_collect, check_critic_loss
 
 __all__ = [
@@ -26,6 +26,6 @@ __all__ = [
     "check_smoothed_target_action",
     "check_delayed_update",
     "check_td3_update", "check_count_updates",
-    "check_permutation_p",
+    "check_sign_flip_p",
     "check_collect", "check_critic_loss",
 ]
