@@ -177,6 +177,17 @@ def soft_update_every_iteration(agent, batch, it):
     soft_updates(agent)
 
 
+def soft_update_outside_no_grad(agent, batch, it):
+    """Right but for step (8): the soft update computed with autograd on, so the target networks'
+    weights carry a graph that grows with every update."""
+    critic_step(agent, batch, target(agent, batch))
+    if it % agent.config.policy_freq == 0:
+        actor_step(agent, batch)
+        for net, target_net in ((agent.critic, agent.critic_target), (agent.actor, agent.actor_target)):
+            for param, target_param in zip(net.parameters(), target_net.parameters()):
+                target_param.copy_(agent.config.tau * param + (1 - agent.config.tau) * target_param)
+
+
 def not_written(agent, batch, it):
     raise NotImplementedError
 
@@ -209,6 +220,8 @@ def test_a_right_update_passes(solution):
     (soft_update_every_iteration, "in iteration 1 (a critic-only iteration), from the critic's optimiser step "
                                   "to the end of the iteration, TD3.update changes no network; yours changed "
                                   "actor_target, critic_target"),
+    (soft_update_outside_no_grad, "after iteration 2, your critic_target's weights carry an autograd graph: "
+                                  "step (8) must move the targets under torch.no_grad()"),
     (not_written, "td3_update still raises NotImplementedError"),
 ], ids=lambda x: x.__name__ if callable(x) else "")
 def test_a_wrong_update_fails_and_says_where(solution, says):

@@ -225,10 +225,20 @@ def run_learner(fn: Callable, agent: TD3, batch: Batch, it: int, label: str, dre
         return "td3_update still raises NotImplementedError; write its body and run both cells again."
     except Exception as error:
         if not calls:
-            return f"with {label}, td3_update raised {type(error).__name__}: {error}"
+            return graph_left(agent, label, it) or f"with {label}, td3_update raised {type(error).__name__}: {error}"
     if calls:
         return (f"your function called TD3.{calls[0]}, which this check does not allow: write step "
                 f"{STEP_METHODS[calls[0]]} yourself.")
+    return graph_left(agent, label, it)
+
+
+def graph_left(agent: TD3, label: str, it: int) -> str | None:
+    """Why a target network's weights carry an autograd graph after the learner's iteration (a soft
+    update computed outside ``torch.no_grad()``), or None."""
+    for name in ("critic_target", "actor_target"):
+        if any(p.grad_fn is not None for p in getattr(agent, name).parameters()):
+            return (f"with {label}, after iteration {it}, your {name}'s weights carry an autograd graph: "
+                    "step (8) must move the targets under torch.no_grad().")
     return None
 
 
